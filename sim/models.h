@@ -1,0 +1,82 @@
+#pragma once
+// The interfaces the engine replays against: a latency model (how long a kernel
+// takes at given clocks) and a power model (what the GPU draws). Implementations
+// live in models/ and are chosen by name.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "sim/device.h"
+#include "sim/workload.h"
+
+namespace dvfsim {
+
+// A pair of clocks, with their indices into the device's clock lists.
+struct Clocks {
+  std::int32_t core_mhz = 0;
+  std::int32_t memory_mhz = 0;
+  std::int16_t core_idx = 0;
+  std::int16_t memory_idx = 0;
+  friend bool operator==(const Clocks& a, const Clocks& b) {
+    return a.core_mhz == b.core_mhz && a.memory_mhz == b.memory_mhz;
+  }
+};
+Clocks make_clocks(const Device& d, std::int32_t core_mhz, std::int32_t memory_mhz);
+
+// A kernel's work split by the latency model, on the target device. The
+// clock-dependent parts are stored as time x clock: at core clock fc (MHz) the
+// compute part takes compute_ns_mhz / fc ns, likewise the memory part.
+struct KernelCost {
+  double fixed_ns = 0.0;        // does not scale with clocks
+  double compute_ns_mhz = 0.0;  // compute part x core clock
+  double memory_ns_mhz = 0.0;   // memory part x memory clock
+  double flops = 0.0;
+  double dram_bytes = 0.0;
+  bool tensor = false;      // runs on the tensor cores (peak compute = tensor peak)
+};
+
+// Fractions of the time a unit is busy, averaged over an interval: `busy` the
+// GPU executes a kernel, `compute` the tensor cores run at peak, `memory` DRAM
+// runs at peak bandwidth, `simt` the FP32 (SIMT) pipes run at peak. Time-weighted averages of Utilisation are valid
+// Utilisations; power models must be linear in them (the governor relies on it).
+struct Utilisation {
+  double busy = 0.0;
+  double compute = 0.0;
+  double memory = 0.0;
+  double simt = 0.0;
+};
+
+class LatencyModel {
+ public:
+  virtual ~LatencyModel() = default;
+  // Splits every kernel of `w` (measured on `capture` at the workload's capture
+  // clocks) into a cost on `target`.
+  virtual std::vector<KernelCost> prepare(const Workload& w, const Device& capture,
+                                          const Device& target) const = 0;
+  virtual double duration_ns(const KernelCost& k, const Clocks& c) const = 0;
+  // Utilisation of the kernel while it runs at `c` for `duration_ns`.
+  virtual Utilisation utilisation(const KernelCost& k, const Clocks& c,
+                                  double duration_ns) const = 0;
+};
+
+class PowerModel {
+ public:
+  virtual ~PowerModel() = default;
+  // Board power in W; linear in `u`. Utilisation{} is context-idle power.
+  virtual double power_w(const Utilisation& u, const Clocks& c) const = 0;
+  // Power with no CUDA context, at the device's deep-idle clock.
+  virtual double deep_idle_w() const = 0;
+};
+
+// The firmware: what the GPU does to its own core clock. Called every period
+// with the activity of the last period; returns the highest core clock it
+// allows from now on (the power cap).
+class Governor {
+ public:
+  virtual ~Governor() = default;
+  virtual std::int64_t period_ns() const = 0;
+  virtual std::int32_t cap_core_mhz(const Utilisation& last_period, const Clocks& current,
+                                    std::int32_t current_cap_mhz) const = 0;
+};
+
+}  // namespace dvfsim

@@ -1,0 +1,120 @@
+#pragma once
+// The workload data model: kernels with their measured work, the host timeline
+// they were launched from, and the dependencies between them (DESIGN.md, "Data
+// model"). Plain data; readers in traces/ fill it, the engine replays it.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace dvfsim {
+
+enum class KernelClass : std::uint8_t {
+  gemm,
+  attention,
+  elementwise,
+  reduction,
+  norm,
+  optimizer,
+  communication,
+  memcpy,
+  memset,
+  other,
+};
+inline constexpr int kKernelClassCount = 10;
+
+enum class Phase : std::uint8_t { forward, backward, optimizer, other };
+inline constexpr int kPhaseCount = 4;
+
+std::string_view to_string(KernelClass c);
+std::string_view to_string(Phase p);
+// Parse the names above; std::nullopt when unknown.
+std::optional<KernelClass> parse_kernel_class(std::string_view s);
+std::optional<Phase> parse_phase(std::string_view s);
+
+// Where a kernel's FLOPs and bytes came from.
+enum class WorkSource : std::uint8_t { shapes, fallback };
+std::string_view to_string(WorkSource s);
+
+// What a kernel did, measured on the capture device at the capture clocks.
+struct Work {
+  std::int64_t duration_ns = 0;  // measured duration at the capture clocks
+  double flops = 0.0;            // floating-point operations
+  double dram_bytes = 0.0;       // bytes read + written in device memory
+  WorkSource source = WorkSource::fallback;
+};
+
+struct LaunchConfig {
+  std::uint32_t grid[3] = {1, 1, 1};
+  std::uint32_t block[3] = {1, 1, 1};
+  std::uint32_t registers_per_thread = 0;
+  std::uint32_t shared_memory_bytes = 0;
+};
+
+struct Kernel {
+  std::uint32_t name_id = 0;  // index into Workload::names
+  std::uint32_t op_id = 0;    // index into Workload::names: owning operator ("" if none)
+  std::int32_t stream = 0;
+  std::int32_t device = 0;
+  LaunchConfig launch;
+  std::int64_t host_launch_ns = 0;  // host time of the launch call, trace time base
+  std::int64_t traced_start_ns = 0;  // GPU start in the trace, same time base
+  KernelClass cls = KernelClass::other;
+  Phase phase = Phase::other;
+  std::int32_t iteration = 0;  // 0-based
+  std::int32_t layer = -1;     // -1 when unknown
+  Work work;
+};
+
+// A host call that blocked until GPU work finished (stream/device/event
+// synchronise, blocking copy). The host resumed at `traced_end_ns`.
+struct SyncPoint {
+  enum class Kind : std::uint8_t { device, stream, event, copy };
+  Kind kind = Kind::device;
+  std::int64_t host_begin_ns = 0;
+  std::int64_t traced_end_ns = 0;
+  // The host waited for every kernel with index < `waits_until_kernel` on
+  // `stream` (or on every stream when stream < 0).
+  std::uint32_t waits_until_kernel = 0;
+  std::int32_t stream = -1;
+};
+
+// A cross-stream dependency: `kernel` may not start before `after` ends.
+struct EventWait {
+  std::uint32_t kernel = 0;
+  std::uint32_t after = 0;
+};
+
+// Where and how the trace was captured.
+struct CaptureInfo {
+  std::string device;            // device model name, e.g. "h200"
+  std::string device_name;       // as the driver named it, e.g. "NVIDIA H200"
+  std::int32_t core_mhz = 0;     // mean SM clock while the trace's work ran
+  std::int32_t memory_mhz = 0;
+  std::string clocks_source;     // where the clocks came from
+};
+
+struct Workload {
+  std::string source_path;
+  CaptureInfo capture;
+  std::vector<std::string> names;  // interned kernel and operator names
+  std::vector<Kernel> kernels;     // in host launch order
+  std::vector<SyncPoint> syncs;    // in host time order
+  std::vector<EventWait> event_waits;
+  std::int32_t iterations = 0;
+  // First kernel index of each iteration, plus kernels.size() at the end.
+  std::vector<std::uint32_t> iteration_begin;
+
+  std::string_view name(const Kernel& k) const { return names[k.name_id]; }
+  std::string_view op(const Kernel& k) const { return names[k.op_id]; }
+  std::unordered_map<std::string, std::uint32_t> name_index;  // for intern()
+
+  std::uint32_t intern(std::string_view s);
+  // Checks invariants (launch order, indices in range, iteration table); throws
+  // InputError naming `source_path` when broken.
+  void validate() const;
+};
+
+}  // namespace dvfsim

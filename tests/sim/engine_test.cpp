@@ -1,0 +1,204 @@
+// Engine tests whose expected joules and nanoseconds can be checked by hand.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+
+#include "sim/error.h"
+#include "sim/rng.h"
+#include "tests/sim/fixtures.h"
+
+namespace dvfsim::testing {
+namespace {
+
+EngineConfig no_cap() {
+  EngineConfig c;
+  c.power_cap = false;
+  return c;
+}
+
+TEST(Engine, TenMillisecondKernelAt200WattIsTwoJoules) {
+  ToyRig rig(toy_workload({10.0}));
+  ScriptedPolicy p;
+  const RunResult r = rig.run(p, no_cap());
+  EXPECT_EQ(r.kernels[0].duration_ns, 10'000'000);
+  EXPECT_DOUBLE_EQ(r.energy_j, 2.0);  // 200 W x 10 ms
+  EXPECT_DOUBLE_EQ(r.kernels[0].energy_j, 2.0);
+  EXPECT_EQ(r.end_ns - r.begin_ns, 10'000'000);
+}
+
+TEST(Engine, HostGapIsIdlePowerAtCurrentClocks) {
+  // Kernel 0 (10 ms) launched at 0; kernel 1 (10 ms) launched at 15 ms: 5 ms idle at 100 W.
+  ToyRig rig(toy_workload({10.0, 10.0}, {0.0, 15.0}));
+  ScriptedPolicy p;
+  const RunResult r = rig.run(p, no_cap());
+  EXPECT_EQ(r.kernels[1].start_ns, 15'000'000);
+  EXPECT_DOUBLE_EQ(r.energy_j, 2.0 + 0.5 + 2.0);
+  EXPECT_EQ(r.iteration_time_ns[0], 25'000'000);
+}
+
+TEST(Engine, SwitchLandsAfterLatencyAndKernelRunsAtOldClocksMeanwhile) {
+  // At the start of the 10 ms kernel the policy asks for 1000 MHz; the switch
+  // takes 4 ms. 4 ms at 2000 MHz do 40 % of the work; the other 60 % take
+  // 12 ms at 1000 MHz: 16 ms, 4 ms x 200 W + 12 ms x 150 W = 2.6 J.
+  ToyRig rig(toy_workload({10.0}));
+  ScriptedPolicy p;
+  p.on_start = [](PolicyContext& c, std::uint32_t) { c.request(1000, 1000); };
+  EngineConfig cfg = no_cap();
+  cfg.switch_latency_override_us = 4000;
+  const RunResult r = rig.run(p, cfg);
+  EXPECT_EQ(r.kernels[0].duration_ns, 16'000'000);
+  EXPECT_NEAR(r.energy_j, 2.6, 1e-12);
+  ASSERT_EQ(r.switches.size(), 1u);
+  EXPECT_EQ(r.switches[0].request_ns, 0);
+  EXPECT_EQ(r.switches[0].land_ns, 4'000'000);
+  EXPECT_EQ(r.clock_switches, 1);
+  EXPECT_EQ(r.off_target_ns, 4'000'000);  // 4 ms at 2000 MHz while 1000 was wanted
+  EXPECT_DOUBLE_EQ(r.kernels[0].core_mhz, (4.0 * 2000 + 12.0 * 1000) / 16.0);
+}
+
+TEST(Engine, ZeroLatencySwitchAppliesToTheStartingKernel) {
+  ToyRig rig(toy_workload({10.0}));
+  ScriptedPolicy p;
+  p.on_start = [](PolicyContext& c, std::uint32_t) { c.request(1000, 1000); };
+  EngineConfig cfg = no_cap();
+  cfg.switch_latency_override_us = 0;
+  const RunResult r = rig.run(p, cfg);
+  EXPECT_EQ(r.kernels[0].duration_ns, 20'000'000);
+  EXPECT_DOUBLE_EQ(r.energy_j, 3.0);  // 150 W x 20 ms
+}
+
+TEST(Engine, RequestDuringPendingSwitchReplacesItsTarget) {
+  ToyRig rig(toy_workload({10.0, 10.0}));
+  ScriptedPolicy p;
+  p.on_start = [](PolicyContext& c, std::uint32_t k) {
+    if (k == 0) c.request(1000, 1000);
+    if (k == 1) c.request(2000, 1000);  // back to 2000 before the first switch landed
+  };
+  EngineConfig cfg = no_cap();
+  cfg.switch_latency_override_us = 15000;
+  const RunResult r = rig.run(p, cfg);
+  EXPECT_EQ(r.coalesced_requests, 1);
+  // The pending switch lands at 15 ms as a no-op (2000 -> 2000).
+  EXPECT_EQ(r.switches.size(), 0u);
+  EXPECT_EQ(r.clock_switches, 0);
+  EXPECT_EQ(r.kernels[1].duration_ns, 10'000'000);
+  EXPECT_EQ(r.off_target_ns, 10'000'000);  // kernel 0 ran at 2000 while 1000 was wanted
+}
+
+TEST(Engine, MemorySwitchStallsTheGpuAtIdlePower) {
+  ToyRig rig(toy_workload({10.0}));
+  rig.device.memory_switch_stall_us = 2000;
+  ScriptedPolicy p;
+  p.on_start = [](PolicyContext& c, std::uint32_t) { c.request(2000, 500); };
+  EngineConfig cfg = no_cap();
+  cfg.switch_latency_override_us = 3000;
+  const RunResult r = rig.run(p, cfg);
+  // 3 ms running, 2 ms stalled at 100 W, 7 ms running: 12 ms; 10 ms x 200 W + 2 ms x 100 W.
+  EXPECT_EQ(r.kernels[0].duration_ns, 12'000'000);
+  EXPECT_NEAR(r.energy_j, 2.2, 1e-12);
+  EXPECT_EQ(r.switch_stall_ns, 2'000'000);
+}
+
+TEST(Engine, PowerCapLowersTheCoreClockUnderLockedClocks) {
+  ToyRig rig(toy_workload({10.0}));
+  rig.governor = FixedCapGovernor(1000);  // firmware allows 1000 MHz from the first tick (1 ms)
+  ScriptedPolicy p;
+  EngineConfig cfg;
+  cfg.warm_firmware = false;
+  const RunResult r = rig.run(p, cfg);
+  // 1 ms at 2000 MHz (10 % of the work), then 18 ms at 1000 MHz.
+  EXPECT_EQ(r.kernels[0].duration_ns, 19'000'000);
+  EXPECT_NEAR(r.energy_j, 0.2 + 18e-3 * 150.0, 1e-12);
+  EXPECT_EQ(r.power_capped_ns, 18'000'000);
+  EXPECT_EQ(r.clock_switches, 0);  // the firmware's own changes are not policy switches
+}
+
+TEST(Engine, HostSyncShiftsLaterLaunchesBySimulatedDelay) {
+  // Traced: kernel 0 (10 ms) runs 0..10 ms; host syncs from 1 ms to 10.5 ms
+  // (0.5 ms after the GPU finished); kernel 1 launched at 11 ms.
+  // Simulated at 1000 MHz kernel 0 takes 20 ms, so the host resumes at 20.5
+  // ms and kernel 1 is launched at 21 ms.
+  Workload w = toy_workload({10.0, 10.0}, {0.0, 11.0});
+  SyncPoint s;
+  s.kind = SyncPoint::Kind::device;
+  s.host_begin_ns = 1'000'000;
+  s.traced_end_ns = 10'500'000;
+  s.waits_until_kernel = 1;
+  w.syncs.push_back(s);
+  ToyRig rig(std::move(w));
+  ScriptedPolicy p;
+  p.on_begin = [](PolicyContext& c) { c.request(1000, 1000); };
+  const RunResult r = rig.run(p, no_cap());
+  EXPECT_EQ(r.kernels[0].duration_ns, 20'000'000);
+  EXPECT_EQ(r.kernels[1].start_ns, 21'000'000);
+  EXPECT_EQ(r.host_delay_ns, 10'000'000);
+}
+
+TEST(Engine, FasterGpuShortensHostWaits) {
+  // Traced at 2000 MHz with the host waiting; a GPU twice as fast (toy: the
+  // workload's kernels take half) lets the host go on earlier.
+  Workload w = toy_workload({10.0, 10.0}, {0.0, 11.0});
+  SyncPoint s;
+  s.host_begin_ns = 1'000'000;
+  s.traced_end_ns = 10'500'000;
+  s.waits_until_kernel = 1;
+  w.syncs.push_back(s);
+  ToyRig rig(std::move(w));
+  for (auto& c : rig.costs) c.compute_ns_mhz /= 2;  // 5 ms kernels
+  ScriptedPolicy p;
+  const RunResult r = rig.run(p, no_cap());
+  EXPECT_EQ(r.kernels[1].start_ns, 6'000'000);  // host resumes at 5.5 ms, launches 0.5 ms later
+}
+
+TEST(Engine, UnsupportedClockRequestIsAClearError) {
+  ToyRig rig(toy_workload({1.0}));
+  ScriptedPolicy p;
+  p.on_begin = [](PolicyContext& c) { c.request(1500, 1000); };
+  try {
+    rig.run(p, no_cap());
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("1500 MHz"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Engine, MemoryClockAllowedOnlyWithLowCore) {
+  Device d = toy_device();
+  d.memory_core_limits.push_back({500, 1000});
+  EXPECT_TRUE(d.supports(1000, 500));
+  EXPECT_FALSE(d.supports(2000, 500));
+  EXPECT_NE(d.why_unsupported(2000, 500).find("only with core <= 1000"), std::string::npos);
+}
+
+TEST(Engine, TimerCallsThePolicyAtTheAskedTime) {
+  ToyRig rig(toy_workload({10.0}));
+  ScriptedPolicy p;
+  std::int64_t fired_at = -1;
+  p.on_begin = [](PolicyContext& c) { c.set_timer(3'000'000); };
+  p.on_timer_cb = [&](PolicyContext& c) { fired_at = c.now_ns(); };
+  rig.run(p, no_cap());
+  EXPECT_EQ(fired_at, 3'000'000);
+}
+
+TEST(Engine, SameSeedSameDrawsOtherSeedOtherDraws) {
+  LatencyDistribution d;
+  d.kind = LatencyDistribution::Kind::lognormal;
+  d.value_us = 1000;
+  d.sigma = 0.5;
+  d.min_us = 10;
+  d.max_us = 1e6;
+  Rng a(7), b(7), c(8);
+  const double x = draw_latency_ns(d, a);
+  EXPECT_EQ(x, draw_latency_ns(d, b));
+  EXPECT_NE(x, draw_latency_ns(d, c));
+  // The median of many draws is near the distribution's median (1 ms).
+  Rng r(1);
+  std::vector<double> v;
+  for (int i = 0; i < 4001; ++i) v.push_back(draw_latency_ns(d, r));
+  std::nth_element(v.begin(), v.begin() + 2000, v.end());
+  EXPECT_NEAR(v[2000], 1e6, 0.05e6);
+}
+
+}  // namespace
+}  // namespace dvfsim::testing
