@@ -1,0 +1,99 @@
+// Work formulas of single operators.
+#include "traces/annotate.h"
+
+#include <gtest/gtest.h>
+
+namespace dvfsim {
+namespace {
+
+OpInput tensor(std::vector<std::int64_t> shape, std::string type = "c10::BFloat16") {
+  return OpInput{{std::move(shape)}, std::move(type), ""};
+}
+OpInput scalar(std::string concrete) {
+  return OpInput{{}, "Scalar", std::move(concrete)};
+}
+
+TEST(EstimateOpWork, MatrixMultiply) {
+  const auto w = estimate_op_work({"aten::mm", {tensor({64, 128}), tensor({128, 256})}});
+  ASSERT_TRUE(w);
+  EXPECT_DOUBLE_EQ(w->flops, 4194304.0);
+  EXPECT_DOUBLE_EQ(w->dram_bytes, 2.0 * (64 * 128 + 128 * 256 + 64 * 256));
+}
+
+TEST(EstimateOpWork, AddmmCountsBias) {
+  const auto w = estimate_op_work(
+      {"aten::addmm", {tensor({256}), tensor({64, 128}), tensor({128, 256}), scalar("1")}});
+  ASSERT_TRUE(w);
+  EXPECT_DOUBLE_EQ(w->flops, 2.0 * 64 * 128 * 256);
+  EXPECT_DOUBLE_EQ(w->dram_bytes, 2.0 * (256 + 64 * 128 + 128 * 256 + 64 * 256));
+}
+
+TEST(EstimateOpWork, BatchedAndLinear) {
+  const auto bmm = estimate_op_work({"aten::bmm", {tensor({4, 8, 16}), tensor({4, 16, 32})}});
+  ASSERT_TRUE(bmm);
+  EXPECT_DOUBLE_EQ(bmm->flops, 2.0 * 4 * 8 * 16 * 32);
+  const auto lin =
+      estimate_op_work({"aten::linear", {tensor({2, 10, 16}), tensor({32, 16}), tensor({32})}});
+  ASSERT_TRUE(lin);
+  EXPECT_DOUBLE_EQ(lin->flops, 2.0 * 20 * 16 * 32);
+}
+
+TEST(EstimateOpWork, AttentionCausalFromConcreteInputs) {
+  OpCall fwd{"aten::_scaled_dot_product_cudnn_attention",
+             {tensor({4, 16, 2048, 128}), tensor({4, 16, 2048, 128}), tensor({4, 16, 2048, 128}),
+              scalar(""), scalar("True"), scalar("0."), scalar("False")}};
+  const double full = 4.0 * 4 * 16 * 2048.0 * 2048 * 128;
+  auto w = estimate_op_work(fwd);
+  ASSERT_TRUE(w);
+  EXPECT_DOUBLE_EQ(w->flops, full);  // is_causal False
+  fwd.inputs[6].concrete = "True";
+  w = estimate_op_work(fwd);
+  EXPECT_DOUBLE_EQ(w->flops, full / 2);
+  fwd.inputs[6].concrete = "";  // unknown: non-causal
+  EXPECT_DOUBLE_EQ(estimate_op_work(fwd)->flops, full);
+}
+
+TEST(EstimateOpWork, AttentionBackwardIsTwoAndAHalfForward) {
+  OpCall bwd{"aten::_cudnn_attention_backward", {}};
+  for (int i = 0; i < 5; ++i) bwd.inputs.push_back(tensor({1, 2, 64, 32}));
+  bwd.inputs.push_back(tensor({1, 2, 64, 1}, "float"));
+  while (bwd.inputs.size() < 16) bwd.inputs.push_back(scalar(""));
+  bwd.inputs[14].concrete = "True";
+  const auto w = estimate_op_work(bwd);
+  ASSERT_TRUE(w);
+  EXPECT_DOUBLE_EQ(w->flops, 2.5 * 4.0 * 1 * 2 * 64 * 64 * 32 / 2);
+}
+
+TEST(EstimateOpWork, ElementwiseCopyAndReduction) {
+  const auto copy =
+      estimate_op_work({"aten::copy_", {tensor({1024}), tensor({1024}, "float"), scalar("False")}});
+  ASSERT_TRUE(copy);
+  EXPECT_DOUBLE_EQ(copy->dram_bytes, 1024.0 * (2 + 4));
+  EXPECT_DOUBLE_EQ(copy->flops, 0.0);
+  const auto sum = estimate_op_work(
+      {"aten::sum", {tensor({8, 16}), OpInput{{}, "ScalarList", "[0]"}, scalar("True")}});
+  ASSERT_TRUE(sum);
+  EXPECT_DOUBLE_EQ(sum->dram_bytes, 2.0 * (8 * 16 + 16));
+  const auto ln =
+      estimate_op_work({"aten::native_layer_norm",
+                        {tensor({4, 2048}, "float"), OpInput{{}, "ScalarList", "[2048]"},
+                         tensor({2048}, "float"), tensor({2048}, "float")}});
+  ASSERT_TRUE(ln);
+  EXPECT_DOUBLE_EQ(ln->dram_bytes, 2.0 * 4 * 2048 * 4 + 2 * 2048 * 4);
+}
+
+TEST(EstimateOpWork, UnknownOperator) {
+  EXPECT_FALSE(estimate_op_work({"aten::frobnicate", {tensor({4})}}));
+  EXPECT_FALSE(estimate_op_work({"aten::mm", {}}));  // shapes not recorded
+}
+
+TEST(EstimateOpWork, DtypeSizes) {
+  EXPECT_EQ(dtype_bytes("c10::BFloat16"), 2);
+  EXPECT_EQ(dtype_bytes("float"), 4);
+  EXPECT_EQ(dtype_bytes("long int"), 8);
+  EXPECT_FALSE(dtype_bytes("Scalar"));
+  EXPECT_FALSE(dtype_bytes("TensorList"));
+}
+
+}  // namespace
+}  // namespace dvfsim

@@ -1,0 +1,132 @@
+// Kineto reader on small hand-written traces (tests/traces/data/mini_*.json).
+#include "traces/kineto.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/traces/test_util.h"
+#include "traces/trace.h"
+
+namespace dvfsim {
+namespace {
+
+using test::test_data;
+
+class MiniOptimizerTrace : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { w_ = new Workload(read_kineto(test_data("mini_optimizer.json"))); }
+  static void TearDownTestSuite() { delete w_; }
+  static Workload* w_;
+};
+Workload* MiniOptimizerTrace::w_ = nullptr;
+
+TEST_F(MiniOptimizerTrace, KernelsInHostLaunchOrderWithLaunchTimesFromCorrelation) {
+  const Workload& w = *w_;
+  ASSERT_EQ(w.kernels.size(), 7u);
+  const std::int64_t expected_launch_ns[] = {105500, 131000, 140000, 310000,
+                                             510000, 605000, 805000};
+  for (std::size_t i = 0; i < 7; ++i)
+    EXPECT_EQ(w.kernels[i].host_launch_ns, expected_launch_ns[i]) << "kernel " << i;
+  const Kernel& k = w.kernels[0];
+  EXPECT_EQ(w.name(k), "nvjet_sm90_tst_128x256_fwd");
+  EXPECT_EQ(w.op(k), "aten::mm");
+  EXPECT_EQ(k.traced_start_ns, 200000);
+  EXPECT_EQ(k.work.duration_ns, 10000);
+  EXPECT_EQ(k.stream, 7);
+  EXPECT_EQ(k.launch.grid[0], 132u);
+  EXPECT_EQ(k.launch.block[0], 384u);
+  EXPECT_EQ(k.launch.registers_per_thread, 168u);
+  // Interned: the same kernel name maps to the same id.
+  EXPECT_EQ(w.kernels[0].name_id, w.kernels[5].name_id);
+}
+
+TEST_F(MiniOptimizerTrace, IterationsSplitAfterOptimizerStepAndZeroGrad) {
+  const Workload& w = *w_;
+  EXPECT_EQ(w.iterations, 2);
+  EXPECT_EQ(w.iteration_begin, (std::vector<std::uint32_t>{0, 5, 7}));
+  for (std::size_t i = 0; i < 7; ++i) EXPECT_EQ(w.kernels[i].iteration, i < 5 ? 0 : 1) << i;
+}
+
+TEST_F(MiniOptimizerTrace, PhaseAndClass) {
+  const Workload& w = *w_;
+  const Phase phases[] = {Phase::forward,   Phase::forward, Phase::forward,  Phase::backward,
+                          Phase::optimizer, Phase::forward, Phase::optimizer};
+  const KernelClass classes[] = {
+      KernelClass::gemm,      KernelClass::elementwise, KernelClass::memset,   KernelClass::gemm,
+      KernelClass::optimizer, KernelClass::gemm,        KernelClass::optimizer};
+  for (std::size_t i = 0; i < 7; ++i) {
+    EXPECT_EQ(w.kernels[i].phase, phases[i]) << "kernel " << i;
+    EXPECT_EQ(w.kernels[i].cls, classes[i]) << "kernel " << i;
+  }
+}
+
+TEST_F(MiniOptimizerTrace, WorkFromShapes) {
+  const Workload& w = *w_;
+  EXPECT_DOUBLE_EQ(w.kernels[0].work.flops, 2.0 * 64 * 128 * 256);  // 4,194,304
+  EXPECT_DOUBLE_EQ(w.kernels[0].work.dram_bytes, (64 * 128 + 128 * 256 + 64 * 256) * 2.0);
+  EXPECT_EQ(w.kernels[0].work.source, WorkSource::shapes);
+  EXPECT_DOUBLE_EQ(w.kernels[3].work.flops, 2.0 * 256 * 64 * 128);
+  // add of two float [64, 256]: read both, write one.
+  EXPECT_DOUBLE_EQ(w.kernels[1].work.dram_bytes, 3.0 * 64 * 256 * 4);
+  EXPECT_DOUBLE_EQ(w.kernels[1].work.flops, 64.0 * 256);
+  // memset: args.bytes.
+  EXPECT_DOUBLE_EQ(w.kernels[2].work.dram_bytes, 4096.0);
+  EXPECT_EQ(w.kernels[2].work.source, WorkSource::shapes);
+  // Fused AdamW: 3 chunks of 65,536 elements, 28 bytes each.
+  EXPECT_DOUBLE_EQ(w.kernels[4].work.dram_bytes, 3.0 * 65536 * 28);
+}
+
+TEST_F(MiniOptimizerTrace, DeviceSynchronizeBecomesSyncPoint) {
+  const Workload& w = *w_;
+  ASSERT_EQ(w.syncs.size(), 1u);
+  const SyncPoint& s = w.syncs[0];
+  EXPECT_EQ(s.kind, SyncPoint::Kind::device);
+  EXPECT_EQ(s.host_begin_ns, 620000);
+  EXPECT_EQ(s.traced_end_ns, 720000);
+  EXPECT_EQ(s.waits_until_kernel, 6u);
+  EXPECT_EQ(s.stream, -1);
+}
+
+TEST_F(MiniOptimizerTrace, CaptureDeviceFromDeviceProperties) {
+  EXPECT_EQ(w_->capture.device_name, "NVIDIA H200");
+  EXPECT_EQ(w_->capture.device, "h200");
+  EXPECT_EQ(w_->capture.core_mhz, 0);  // no sibling measurement files
+  EXPECT_EQ(w_->capture.clocks_source, "none");
+}
+
+TEST(KinetoReader, ProfilerStepsStreamSyncAndBlockingCopy) {
+  const Workload w = read_kineto(test_data("mini_profiler_steps.json"));
+  ASSERT_EQ(w.kernels.size(), 5u);
+  EXPECT_EQ(w.iterations, 2);
+  EXPECT_EQ(w.iteration_begin, (std::vector<std::uint32_t>{0, 2, 5}));
+  for (const Kernel& k : w.kernels) EXPECT_EQ(k.phase, Phase::forward);
+  ASSERT_EQ(w.syncs.size(), 2u);
+  EXPECT_EQ(w.syncs[0].kind, SyncPoint::Kind::stream);
+  EXPECT_EQ(w.syncs[0].stream, 8);  // from the cuda_sync event
+  EXPECT_EQ(w.syncs[0].waits_until_kernel, 2u);
+  EXPECT_EQ(w.syncs[0].traced_end_ns, 155000);
+  EXPECT_EQ(w.syncs[1].kind, SyncPoint::Kind::copy);
+  EXPECT_EQ(w.syncs[1].waits_until_kernel, 5u);  // includes its own copy
+  EXPECT_EQ(w.kernels[3].cls, KernelClass::memcpy);
+  EXPECT_DOUBLE_EQ(w.kernels[3].work.dram_bytes, 2000.0);  // device to device: read + write
+  EXPECT_DOUBLE_EQ(w.kernels[4].work.dram_bytes, 800.0);
+  // No operator: fallback estimate.
+  EXPECT_EQ(w.kernels[0].work.source, WorkSource::fallback);
+  EXPECT_EQ(w.op(w.kernels[0]), "");
+}
+
+TEST(KinetoReader, CrossStreamEventWait) {
+  const Workload w = read_kineto(test_data("mini_event_wait.json"));
+  ASSERT_EQ(w.kernels.size(), 3u);
+  EXPECT_EQ(w.iterations, 1);
+  ASSERT_EQ(w.event_waits.size(), 1u);
+  EXPECT_EQ(w.event_waits[0].kernel, 2u);  // consumer on stream 9
+  EXPECT_EQ(w.event_waits[0].after, 0u);   // producer, recorded before the event
+}
+
+TEST(KinetoReader, ReadTraceDispatchesOnContent) {
+  EXPECT_EQ(detect_trace_format(test_data("mini_event_wait.json")), TraceFormat::kineto);
+  EXPECT_EQ(read_trace(test_data("mini_event_wait.json")).kernels.size(), 3u);
+}
+
+}  // namespace
+}  // namespace dvfsim

@@ -1,0 +1,534 @@
+#include "traces/annotate.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <functional>
+#include <utility>
+
+#include "traces/classify.h"
+
+namespace dvfsim {
+namespace {
+
+using Shape = std::vector<std::int64_t>;
+
+bool contains(std::string_view s, std::string_view needle) {
+  return s.find(needle) != std::string_view::npos;
+}
+bool starts_with(std::string_view s, std::string_view p) {
+  return s.substr(0, p.size()) == p;
+}
+
+double numel(const Shape& s) {
+  double n = 1;
+  for (const std::int64_t d : s) n *= static_cast<double>(d);
+  return n;
+}
+
+// Accessors over an OpCall that tolerate missing inputs.
+class Args {
+ public:
+  Args(const OpCall& op, int list_bytes) : op_(op), list_bytes_(list_bytes) {}
+
+  std::size_t size() const { return op_.inputs.size(); }
+  // The single tensor shape of input i; nullptr when input i is not one tensor.
+  const Shape* tensor(std::size_t i) const {
+    if (i >= op_.inputs.size() || !dtype_bytes(op_.inputs[i].type)) return nullptr;
+    return op_.inputs[i].shapes.size() == 1 ? &op_.inputs[i].shapes[0] : nullptr;
+  }
+  int elt(std::size_t i) const {
+    if (i >= op_.inputs.size()) return 0;
+    if (const auto b = dtype_bytes(op_.inputs[i].type)) return *b;
+    return op_.inputs[i].shapes.empty() ? 0 : list_bytes_;
+  }
+  double numel_of(std::size_t i) const {
+    if (i >= op_.inputs.size() || elt(i) == 0) return 0;
+    double n = 0;
+    for (const Shape& s : op_.inputs[i].shapes) n += numel(s);
+    return n;
+  }
+  double bytes(std::size_t i) const { return numel_of(i) * elt(i); }
+  std::string_view concrete(std::size_t i) const {
+    return i < op_.inputs.size() ? std::string_view(op_.inputs[i].concrete) : std::string_view();
+  }
+  // Sum of bytes / max numel / max element size over all tensor inputs.
+  double all_bytes() const {
+    double b = 0;
+    for (std::size_t i = 0; i < size(); ++i) b += bytes(i);
+    return b;
+  }
+  double max_numel() const {
+    double n = 0;
+    for (std::size_t i = 0; i < size(); ++i)
+      if (tensor(i)) n = std::max(n, numel(*tensor(i)));
+    return n;
+  }
+  int max_elt() const {
+    int e = 0;
+    for (std::size_t i = 0; i < size(); ++i)
+      if (tensor(i)) e = std::max(e, elt(i));
+    return e;
+  }
+
+ private:
+  const OpCall& op_;
+  int list_bytes_;
+};
+
+std::optional<double> parse_double(std::string_view s) {
+  double v = 0;
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+// "[0, 1]" -> {0, 1}; nullopt when not a list of integers.
+std::optional<std::vector<std::int64_t>> parse_int_list(std::string_view s) {
+  if (s.size() < 2 || s.front() != '[' || s.back() != ']') return std::nullopt;
+  s = s.substr(1, s.size() - 2);
+  std::vector<std::int64_t> out;
+  while (!s.empty()) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == ',')) s.remove_prefix(1);
+    if (s.empty()) break;
+    std::int64_t v = 0;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc()) return std::nullopt;
+    out.push_back(v);
+    s.remove_prefix(static_cast<std::size_t>(p - s.data()));
+  }
+  return out;
+}
+
+// ---- matmul family -------------------------------------------------------
+
+std::optional<OpWork> gemm_work(const Args& a, std::size_t first, std::size_t second, bool linear,
+                                double extra_bytes) {
+  const Shape* x = a.tensor(first);
+  const Shape* w = a.tensor(second);
+  if (!x || !w || x->empty() || w->empty()) return std::nullopt;
+  const double k = static_cast<double>(x->back());
+  double m = 1, n = 1, batch = 1;
+  if (linear) {  // x [..., K] . w[N, K]^T
+    m = numel(*x) / std::max(k, 1.0);
+    n = static_cast<double>(w->front());
+  } else {  // x [..., M, K] . w [..., K, N]
+    m = x->size() >= 2 ? static_cast<double>((*x)[x->size() - 2]) : 1.0;
+    n = w->size() >= 2 ? static_cast<double>(w->back()) : 1.0;
+    const double bx = numel(*x) / std::max(m * k, 1.0);
+    const double bw = numel(*w) / std::max(k * n, 1.0);
+    batch = std::max(bx, bw);
+  }
+  const int out_elt = std::max(a.elt(first), 2);
+  OpWork work;
+  work.flops = 2.0 * batch * m * n * k;
+  work.dram_bytes = a.bytes(first) + a.bytes(second) + batch * m * n * out_elt + extra_bytes;
+  return work;
+}
+
+// ---- attention -----------------------------------------------------------
+
+struct AttentionOp {
+  std::string_view name;
+  bool backward;
+  bool bthd;       // inputs laid out [B, T, H, D] instead of [B, H, T, D]
+  int causal_arg;  // index of is_causal (or custom_mask_type) in Concrete Inputs
+  bool mask_type;  // causal_arg is an integer mask type (0 = none)
+};
+
+constexpr std::array<AttentionOp, 14> kAttentionOps = {{
+    {"scaled_dot_product_attention", false, false, 5, false},
+    {"_scaled_dot_product_flash_attention", false, false, 4, false},
+    {"_scaled_dot_product_efficient_attention", false, false, 6, false},
+    {"_scaled_dot_product_cudnn_attention", false, false, 6, false},
+    {"_cudnn_attention_forward", false, false, 10, false},
+    {"_flash_attention_forward", false, true, 8, false},
+    {"_efficient_attention_forward", false, true, 9, true},
+    {"_scaled_dot_product_flash_attention_backward", true, false, 11, false},
+    {"_scaled_dot_product_efficient_attention_backward", true, false, 11, false},
+    {"_scaled_dot_product_cudnn_attention_backward", true, false, 14, false},
+    {"_cudnn_attention_backward", true, false, 14, false},
+    {"_flash_attention_backward", true, true, 11, false},
+    {"_efficient_attention_backward", true, true, 14, true},
+    {"_scaled_dot_product_fused_attention_overrideable", false, false, 6, false},
+}};
+
+std::optional<OpWork> attention_work(const Args& a, std::string_view name) {
+  AttentionOp spec{name, contains(name, "backward"), false, -1, false};
+  for (const AttentionOp& op : kAttentionOps)
+    if (op.name == name) spec = op;
+  const std::size_t q_arg = spec.backward ? 1 : 0;
+  const Shape* q = a.tensor(q_arg);
+  const Shape* k = a.tensor(q_arg + 1);
+  if (!q || !k || q->size() != 4 || k->size() != 4) return std::nullopt;
+  const double t_k = static_cast<double>(spec.bthd ? (*k)[1] : (*k)[2]);
+  bool causal = false;  // unknown flag: full (non-causal) attention
+  if (spec.causal_arg >= 0) {
+    const std::string_view flag = a.concrete(static_cast<std::size_t>(spec.causal_arg));
+    if (spec.mask_type)
+      causal = !flag.empty() && flag != "0";
+    else
+      causal = flag == "True";
+  }
+  const double forward_flops = 4.0 * numel(*q) * t_k * (causal ? 0.5 : 1.0);
+  const double q_bytes = a.bytes(q_arg), k_bytes = a.bytes(q_arg + 1), v_bytes = a.bytes(q_arg + 2);
+  OpWork work;
+  if (spec.backward) {
+    work.flops = 2.5 * forward_flops;
+    // Read dO, q, k, v, out, logsumexp; write dq, dk, dv.
+    work.dram_bytes = 3 * q_bytes + 2 * k_bytes + 2 * v_bytes + a.bytes(5);
+  } else {
+    work.flops = forward_flops;
+    work.dram_bytes = 2 * q_bytes + k_bytes + v_bytes;  // read q, k, v; write out
+  }
+  return work;
+}
+
+// ---- norms ---------------------------------------------------------------
+
+std::optional<OpWork> norm_work(const Args& a, bool backward) {
+  if (!backward) {
+    const Shape* x = a.tensor(0);
+    if (!x) return std::nullopt;
+    double params = 0;
+    for (std::size_t i = 1; i < a.size(); ++i) params += a.bytes(i);
+    return OpWork{8.0 * numel(*x), 2.0 * a.bytes(0) + params};
+  }
+  const Shape* dy = a.tensor(0);
+  const Shape* x = a.tensor(1);
+  if (!dy || !x) return std::nullopt;
+  double rest = 0;  // mean, rstd, weight, bias read; weight / bias gradients written
+  for (std::size_t i = 2; i < a.size(); ++i) rest += a.bytes(i);
+  return OpWork{12.0 * numel(*x), a.bytes(0) + 2.0 * a.bytes(1) + 1.5 * rest};
+}
+
+// ---- elementwise ---------------------------------------------------------
+
+double flops_per_element(std::string_view op) {
+  struct Entry {
+    std::string_view name;
+    double flops;
+  };
+  static constexpr std::array<Entry, 22> kTable = {{
+      {"copy", 0},    {"fill", 0},          {"zero", 0},    {"cat", 0},
+      {"stack", 0},   {"clone", 0},         {"to_copy", 0}, {"gelu_backward", 12},
+      {"gelu", 8},    {"silu_backward", 6}, {"silu", 4},    {"sigmoid", 4},
+      {"tanh", 4},    {"addcmul", 2},       {"addcdiv", 2}, {"lerp", 2},
+      {"dropout", 2}, {"exp", 1},           {"add", 1},     {"mul", 1},
+      {"div", 1},     {"sub", 1},
+  }};
+  for (const Entry& e : kTable)
+    if (contains(op, e.name)) return e.flops;
+  return 1;
+}
+
+bool is_elementwise(std::string_view o) {
+  static constexpr std::array<std::string_view, 36> kNames = {"add",
+                                                              "sub",
+                                                              "mul",
+                                                              "div",
+                                                              "neg",
+                                                              "exp",
+                                                              "log",
+                                                              "pow",
+                                                              "sqrt",
+                                                              "rsqrt",
+                                                              "abs",
+                                                              "reciprocal",
+                                                              "clamp",
+                                                              "where",
+                                                              "masked_fill",
+                                                              "gelu",
+                                                              "gelu_backward",
+                                                              "silu",
+                                                              "silu_backward",
+                                                              "relu",
+                                                              "sigmoid",
+                                                              "tanh",
+                                                              "threshold_backward",
+                                                              "dropout",
+                                                              "native_dropout",
+                                                              "addcmul",
+                                                              "addcdiv",
+                                                              "lerp",
+                                                              "copy",
+                                                              "fill",
+                                                              "zero",
+                                                              "clone",
+                                                              "to_copy",
+                                                              "cat",
+                                                              "stack",
+                                                              "tanh_backward"};
+  return std::find(kNames.begin(), kNames.end(), o) != kNames.end();
+}
+
+std::optional<OpWork> elementwise_work(const Args& a, std::string_view o, bool inplace) {
+  const double per_elt = flops_per_element(o);
+  if (o == "cat" || o == "stack") {
+    const double in = a.bytes(0);
+    if (in <= 0) return std::nullopt;
+    return OpWork{0, 2 * in};
+  }
+  if (!a.tensor(0)) return std::nullopt;
+  const double n = a.max_numel();
+  if (o == "fill" || o == "zero") return OpWork{0, a.bytes(0)};
+  if (o == "copy") return OpWork{0, a.bytes(0) + a.bytes(1)};  // write self, read src
+  const double inputs = a.all_bytes();
+  const double out = inplace ? a.bytes(0) : n * a.max_elt();
+  return OpWork{per_elt * n, inputs + out};
+}
+
+// ---- reductions, losses, embeddings --------------------------------------
+
+std::optional<OpWork> reduction_work(const Args& a, std::string_view o) {
+  const Shape* x = a.tensor(0);
+  if (!x) return std::nullopt;
+  const double n = numel(*x);
+  if (contains(o, "softmax_backward")) return OpWork{3 * n, a.bytes(0) + a.bytes(1) + a.bytes(0)};
+  if (contains(o, "softmax")) return OpWork{5 * n, 2 * a.bytes(0)};
+  // sum / mean / amax / ... over the dims in Concrete Inputs[1] ("[0]"); all
+  // dims when absent.
+  double out = 1;
+  if (const auto dims = parse_int_list(a.concrete(1)); dims && !dims->empty()) {
+    out = n;
+    for (std::int64_t d : *dims) {
+      if (d < 0) d += static_cast<std::int64_t>(x->size());
+      if (d >= 0 && static_cast<std::size_t>(d) < x->size())
+        out /= std::max<double>(1.0, static_cast<double>((*x)[static_cast<std::size_t>(d)]));
+    }
+  }
+  return OpWork{n, a.bytes(0) + out * a.elt(0)};
+}
+
+std::optional<OpWork> nll_loss_work(const Args& a, bool backward) {
+  const std::size_t self = backward ? 1 : 0;
+  const Shape* target = a.tensor(self + 1);
+  if (!a.tensor(self) || !target) return std::nullopt;
+  const double rows = numel(*target);
+  return OpWork{rows, rows * (a.elt(self) + a.elt(self + 1))};
+}
+
+std::optional<OpWork> embedding_work(const Args& a, std::string_view o) {
+  if (o == "embedding") {  // weight [V, D], indices [...]
+    const Shape* w = a.tensor(0);
+    if (!w || !a.tensor(1) || w->size() != 2) return std::nullopt;
+    const double n = a.numel_of(1) * static_cast<double>((*w)[1]);
+    return OpWork{0, 2 * n * a.elt(0) + a.bytes(1)};
+  }
+  if (o == "gather" || o == "index_select") {  // self, dim, index
+    const Shape* index = a.tensor(2);
+    if (!index || !a.tensor(0)) return std::nullopt;
+    // gather: the index is usually an expanded (stride-0) view, so its bytes
+    // are not counted; index_select reads a 1-D index.
+    if (o == "gather") return OpWork{0, numel(*index) * 2 * a.elt(0)};
+    const Shape* self = a.tensor(0);
+    const auto dim = parse_double(a.concrete(1));
+    const double rows = dim && *dim >= 0 && *dim < static_cast<double>(self->size())
+                            ? static_cast<double>((*self)[static_cast<std::size_t>(*dim)])
+                            : 1.0;
+    const double n = numel(*index) * numel(*self) / std::max(1.0, rows);
+    return OpWork{0, n * 2 * a.elt(0) + a.bytes(2)};
+  }
+  // embedding_dense_backward(grad_output, indices, num_weights, ...): read the
+  // gradient, accumulate it into the weight rows, sort the indices (~4 passes).
+  if (!a.tensor(0) || !a.tensor(1)) return std::nullopt;
+  return OpWork{a.numel_of(0), 2 * a.bytes(0) + 4 * a.bytes(1)};
+}
+
+std::optional<OpWork> arange_work(const Args& a) {
+  const auto start = parse_double(a.concrete(0)), end = parse_double(a.concrete(1)),
+             step = parse_double(a.concrete(2));
+  if (!start || !end || !step || *step == 0) return std::nullopt;
+  const double n = std::ceil((*end - *start) / *step);
+  const int elt = a.elt(3) > 0 ? a.elt(3) : 8;
+  return OpWork{n, std::max(n, 0.0) * elt};
+}
+
+// ---- multi-tensor (fused / foreach) kernels ------------------------------
+
+// ATen's multi_tensor_apply gives each thread block one chunk of 65,536
+// elements, so grid.x bounds the elements a launch touched.
+constexpr double kMultiTensorChunkElements = 65536.0;
+
+struct MultiTensorCost {
+  double bytes_per_element;
+  double flops_per_element;
+};
+
+std::optional<MultiTensorCost> multi_tensor_cost(std::string_view o) {
+  // Parameters and optimizer state in fp32: AdamW reads/writes param,
+  // exp_avg, exp_avg_sq and reads grad: 4 x (2 + 1 + 2 + 2) = 28 bytes.
+  if (contains(o, "adam")) return MultiTensorCost{28, 14};
+  if (contains(o, "sgd")) return MultiTensorCost{20, 4};
+  if (contains(o, "adagrad")) return MultiTensorCost{20, 6};
+  if (starts_with(o, "_foreach_") || starts_with(o, "foreach_")) return MultiTensorCost{8, 1};
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<int> dtype_bytes(std::string_view type) {
+  struct Entry {
+    std::string_view name;
+    int bytes;
+  };
+  static constexpr std::array<Entry, 18> kTable = {{
+      {"float", 4},
+      {"double", 8},
+      {"c10::Half", 2},
+      {"c10::BFloat16", 2},
+      {"long int", 8},
+      {"int", 4},
+      {"short int", 2},
+      {"signed char", 1},
+      {"unsigned char", 1},
+      {"bool", 1},
+      {"c10::Float8_e4m3fn", 1},
+      {"c10::Float8_e5m2", 1},
+      {"c10::Float8_e4m3fnuz", 1},
+      {"c10::Float8_e5m2fnuz", 1},
+      {"c10::Float8_e8m0fnu", 1},
+      {"c10::complex<float>", 8},
+      {"c10::complex<double>", 16},
+      {"c10::complex<c10::Half>", 4},
+  }};
+  for (const Entry& e : kTable)
+    if (e.name == type) return e.bytes;
+  return std::nullopt;
+}
+
+std::optional<OpWork> estimate_op_work(const OpCall& op, int list_element_bytes) {
+  const Args a(op, list_element_bytes);
+  const std::string_view full = bare_op_name(op.name);
+  std::string_view o = full;
+  if (o.size() > 1 && o.front() == '_' && !contains(o, "attention")) o.remove_prefix(1);
+  const bool inplace = o.size() > 1 && o.back() == '_';
+  if (inplace) o.remove_suffix(1);
+
+  if (o == "mm" || o == "bmm" || o == "matmul" || o == "scaled_mm")
+    return gemm_work(a, 0, 1, false, 0);
+  if (o == "addmm" || o == "baddbmm") return gemm_work(a, 1, 2, false, a.bytes(0));
+  if (o == "linear") return gemm_work(a, 0, 1, true, a.bytes(2));
+  if (contains(full, "attention")) return attention_work(a, full);
+  if (contains(o, "layer_norm") || contains(o, "rms_norm") || contains(o, "group_norm") ||
+      contains(o, "batch_norm"))
+    return norm_work(a, contains(o, "backward"));
+  if (contains(o, "nll_loss")) return nll_loss_work(a, contains(o, "backward"));
+  if (contains(o, "softmax") || o == "sum" || o == "mean" || o == "amax" || o == "amin" ||
+      o == "max" || o == "min" || o == "norm" || o == "linalg_vector_norm" || o == "var" ||
+      o == "std" || o == "prod")
+    return reduction_work(a, o);
+  if (o == "embedding" || o == "gather" || o == "index_select" ||
+      contains(o, "embedding_dense_backward") || o == "embedding_backward")
+    return embedding_work(a, o);
+  if (o == "arange") return arange_work(a);
+  if (is_elementwise(o)) return elementwise_work(a, o, inplace);
+  return std::nullopt;
+}
+
+double capture_peak_dram_bytes_per_s(std::string_view device) {
+  struct Entry {
+    std::string_view device;
+    double bytes_per_s;
+  };
+  // Datasheet peak DRAM bandwidths.
+  static constexpr std::array<Entry, 6> kTable = {{
+      {"h200", 4.8e12},
+      {"b200", 8.0e12},
+      {"a100-sxm", 2.039e12},
+      {"rtx3080ti", 912e9},
+      {"rtx-a4000", 448e9},
+      {"rtx5090", 1792e9},
+  }};
+  for (const Entry& e : kTable)
+    if (e.device == device) return e.bytes_per_s;
+  return 2.0e12;
+}
+
+void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
+                   std::span<const ActivityFacts> activities, const AnnotateOptions& options) {
+  auto& kernels = workload.kernels;
+  const double peak = options.peak_dram_bytes_per_s > 0
+                          ? options.peak_dram_bytes_per_s
+                          : capture_peak_dram_bytes_per_s(workload.capture.device);
+  auto fallback = [&](Kernel& k) {
+    k.work.flops = 0;
+    k.work.dram_bytes =
+        static_cast<double>(k.work.duration_ns) * 1e-9 * peak * options.fallback_bandwidth_fraction;
+    k.work.source = WorkSource::fallback;
+  };
+
+  // Compute kernels of each operator call, and their summed duration.
+  std::vector<std::vector<std::uint32_t>> kernels_of(op_calls.size());
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    const Kernel& k = kernels[i];
+    const std::int32_t op = i < activities.size() ? activities[i].op_call : -1;
+    if (op >= 0 && static_cast<std::size_t>(op) < op_calls.size() && k.cls != KernelClass::memset &&
+        k.cls != KernelClass::memcpy)
+      kernels_of[static_cast<std::size_t>(op)].push_back(static_cast<std::uint32_t>(i));
+  }
+
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    Kernel& k = kernels[i];
+    const ActivityFacts facts = i < activities.size() ? activities[i] : ActivityFacts{};
+    if (k.cls == KernelClass::memset || k.cls == KernelClass::memcpy) {
+      if (facts.activity_bytes < 0) {
+        fallback(k);
+        continue;
+      }
+      const bool two_sided = k.cls == KernelClass::memcpy && facts.device_to_device;
+      k.work.flops = 0;
+      k.work.dram_bytes = facts.activity_bytes * (two_sided ? 2 : 1);
+      k.work.source = WorkSource::shapes;
+      continue;
+    }
+    fallback(k);  // replaced below when the operator is modelled
+  }
+
+  for (std::size_t op = 0; op < op_calls.size(); ++op) {
+    const auto& members = kernels_of[op];
+    if (members.empty()) continue;
+    const OpCall& call = op_calls[op];
+    const std::string_view bare = bare_op_name(call.name);
+
+    if (const auto cost = multi_tensor_cost(bare)) {
+      // Per launch: elements from the grid, capped by what the capture
+      // device's peak bandwidth allows in the measured duration.
+      for (const std::uint32_t idx : members) {
+        Kernel& k = kernels[idx];
+        const double geometry = k.launch.grid[0] * kMultiTensorChunkElements;
+        const double cap =
+            static_cast<double>(k.work.duration_ns) * 1e-9 * peak / cost->bytes_per_element;
+        const double elements = std::min(geometry, cap);
+        k.work.flops = elements * cost->flops_per_element;
+        k.work.dram_bytes = elements * cost->bytes_per_element;
+        k.work.source = geometry <= cap ? WorkSource::shapes : WorkSource::fallback;
+      }
+      continue;
+    }
+
+    // TensorList element size: ATen's cat kernels name it (OpaqueType<2u>).
+    int list_bytes = 4;
+    const std::string_view first_name = workload.name(kernels[members.front()]);
+    if (const auto pos = first_name.find("OpaqueType<"); pos != std::string_view::npos) {
+      const char c = first_name.size() > pos + 11 ? first_name[pos + 11] : '4';
+      if (c >= '1' && c <= '8') list_bytes = c - '0';
+    }
+    const auto work = estimate_op_work(call, list_bytes);
+    if (!work) continue;
+    double total_ns = 0;
+    for (const std::uint32_t idx : members)
+      total_ns += static_cast<double>(kernels[idx].work.duration_ns);
+    for (const std::uint32_t idx : members) {
+      Kernel& k = kernels[idx];
+      const double share = total_ns > 0 ? static_cast<double>(k.work.duration_ns) / total_ns
+                                        : 1.0 / static_cast<double>(members.size());
+      k.work.flops = work->flops * share;
+      k.work.dram_bytes = work->dram_bytes * share;
+      k.work.source = WorkSource::shapes;
+    }
+  }
+}
+
+}  // namespace dvfsim

@@ -1,0 +1,169 @@
+#include "traces/capture_info.h"
+
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <utility>
+#include <vector>
+
+#include "sim/error.h"
+#include "traces/gzip_io.h"
+
+namespace dvfsim {
+namespace {
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+std::string_view strip(std::string_view s, std::string_view suffix) {
+  return ends_with(s, suffix) ? s.substr(0, s.size() - suffix.size()) : s;
+}
+
+std::string file_name(const std::string& path) {
+  return std::filesystem::path(path).filename().string();
+}
+
+struct Window {
+  double t0_s = 0, t1_s = 0;
+};
+
+// Splits one CSV line into fields (no quoting: the NVML sample files have none).
+std::vector<std::string_view> split_csv(std::string_view line) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = line.find(',', start);
+    out.push_back(line.substr(start, comma == std::string_view::npos ? comma : comma - start));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+double parse_number(std::string_view s, const std::string& where) {
+  double v = 0;
+  while (!s.empty() && (s.back() == '\r' || s.back() == ' ')) s.remove_suffix(1);
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size())
+    throw InputError(fmt::format("{}: not a number: '{}'", where, s));
+  return v;
+}
+
+// Time-weighted means of the SM and memory clock columns over `w`.
+std::pair<double, double> mean_clocks_from_csv(const std::string& path, Window w) {
+  const std::string text = traces::read_file(path);
+  std::size_t pos = 0, line_no = 0;
+  int col_t = -1, col_sm = -1, col_mem = -1;
+  struct Sample {
+    double t, sm, mem;
+  };
+  std::vector<Sample> samples;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    const std::string_view line(text.data() + pos, end - pos);
+    pos = end + 1;
+    ++line_no;
+    if (line.empty() || line == "\r") continue;
+    const auto fields = split_csv(line);
+    if (line_no == 1) {
+      for (std::size_t i = 0; i < fields.size(); ++i) {
+        std::string_view f = fields[i];
+        if (!f.empty() && f.back() == '\r') f.remove_suffix(1);
+        if (f == "t") col_t = static_cast<int>(i);
+        if (f == "sm_MHz") col_sm = static_cast<int>(i);
+        if (f == "mem_MHz") col_mem = static_cast<int>(i);
+      }
+      if (col_t < 0 || col_sm < 0)
+        throw InputError(fmt::format("{}:1: header lacks column 't' or 'sm_MHz'", path));
+      continue;
+    }
+    const int need = std::max({col_t, col_sm, col_mem});
+    if (static_cast<int>(fields.size()) <= need)
+      throw InputError(fmt::format("{}:{}: expected at least {} fields", path, line_no, need + 1));
+    const std::string where = fmt::format("{}:{}", path, line_no);
+    samples.push_back({parse_number(fields[col_t], where), parse_number(fields[col_sm], where),
+                       col_mem >= 0 ? parse_number(fields[col_mem], where) : 0.0});
+  }
+  double weight = 0, sm = 0, mem = 0;
+  for (std::size_t i = 0; i + 1 < samples.size(); ++i) {
+    const double a = std::max(samples[i].t, w.t0_s);
+    const double b = std::min(samples[i + 1].t, w.t1_s);
+    if (b <= a) continue;
+    weight += b - a;
+    sm += (b - a) * samples[i].sm;
+    mem += (b - a) * samples[i].mem;
+  }
+  if (weight <= 0)
+    throw InputError(
+        fmt::format("{}: no samples inside the measured window {}..{} s", path, w.t0_s, w.t1_s));
+  return {sm / weight, mem / weight};
+}
+
+}  // namespace
+
+std::string device_model_from_name(std::string_view device_name) {
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 8> kMap = {{
+      {"NVIDIA H200", "h200"},
+      {"NVIDIA GeForce RTX 3080 Ti", "rtx3080ti"},
+      {"NVIDIA RTX A4000", "rtx-a4000"},
+      {"NVIDIA B200", "b200"},
+      {"NVIDIA GeForce RTX 5090", "rtx5090"},
+      {"NVIDIA A100-SXM4-80GB", "a100-sxm"},
+      {"NVIDIA A100-SXM4-40GB", "a100-sxm"},
+      {"NVIDIA A100-SXM-80GB", "a100-sxm"},
+  }};
+  for (const auto& [name, model] : kMap)
+    if (name == device_name) return std::string(model);
+  return "";
+}
+
+std::string trace_stem(std::string_view trace_path) {
+  std::string_view s = strip(trace_path, ".gz");
+  s = strip(s, ".json");
+  s = strip(s, ".kineto");
+  return std::string(s);
+}
+
+void load_capture_clocks(const std::string& trace_path, CaptureInfo& capture) {
+  capture.clocks_source = "none";
+  const std::string stem = trace_stem(trace_path);
+  const std::string measured_path = stem + ".measured.json";
+  if (!std::filesystem::exists(measured_path)) return;
+
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  const std::string text = traces::read_file(measured_path, simdjson::SIMDJSON_PADDING);
+  if (auto err = parser.parse(text.data(), text.size(), false).get(root))
+    throw InputError(
+        fmt::format("{}: invalid JSON: {}", measured_path, simdjson::error_message(err)));
+
+  double sm_mhz = 0, mem_mhz = 0;
+  if (root["mean_sm_mhz"].get(sm_mhz) == simdjson::SUCCESS) {
+    if (root["mean_mem_mhz"].get(mem_mhz) != simdjson::SUCCESS) mem_mhz = 0;
+    capture.core_mhz = static_cast<std::int32_t>(std::lround(sm_mhz));
+    capture.memory_mhz = static_cast<std::int32_t>(std::lround(mem_mhz));
+    capture.clocks_source = fmt::format("{}: mean_sm_mhz", file_name(measured_path));
+    return;
+  }
+  const std::string csv_path = stem + ".nvml_samples.csv";
+  if (!std::filesystem::exists(csv_path)) return;
+  Window w;
+  simdjson::dom::element step0;
+  if (root["steps"].at(0).get(step0) != simdjson::SUCCESS ||
+      step0["t0"].get(w.t0_s) != simdjson::SUCCESS || step0["t1"].get(w.t1_s) != simdjson::SUCCESS)
+    throw InputError(fmt::format("{}: missing field 'steps[0].t0' / 'steps[0].t1'", measured_path));
+  const auto [sm, mem] = mean_clocks_from_csv(csv_path, w);
+  capture.core_mhz = static_cast<std::int32_t>(std::lround(sm));
+  capture.memory_mhz = static_cast<std::int32_t>(std::lround(mem));
+  capture.clocks_source = fmt::format(
+      "{}: time-weighted mean over {} steps[0] t0..t1 ({:.1f} MHz SM, {:.1f} MHz memory)",
+      file_name(csv_path), file_name(measured_path), sm, mem);
+}
+
+}  // namespace dvfsim

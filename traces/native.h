@@ -1,0 +1,27 @@
+#pragma once
+// dvfsim's own trace format: line-oriented text, optionally gzip-compressed.
+// docs/trace-format.md specifies it.
+#include <string>
+#include <string_view>
+
+#include "sim/workload.h"
+
+namespace dvfsim {
+
+// First line of every native trace.
+inline constexpr std::string_view kNativeHeader = "# dvfsim-trace v1";
+
+// Writes `workload` to `path` atomically; gzip-compressed when the path ends
+// in ".gz". Reading it back gives an identical workload (exact round trip).
+void write_native(const Workload& workload, const std::string& path);
+
+// The native text of `workload` (what write_native writes before compression).
+std::string format_native(const Workload& workload);
+
+// Reads a native trace (plain or gzip). InputError names the file and line.
+Workload read_native(const std::string& path);
+
+// Parses native text already in memory; `path` is used in messages.
+Workload parse_native(std::string_view text, const std::string& path);
+
+}  // namespace dvfsim

@@ -1,0 +1,107 @@
+#include "traces/stats.h"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <algorithm>
+#include <limits>
+#include <set>
+
+namespace dvfsim {
+
+TraceStats compute_stats(const Workload& w) {
+  TraceStats s;
+  s.capture = w.capture;
+  s.iterations = w.iterations;
+  s.per_iteration.resize(static_cast<std::size_t>(std::max(w.iterations, 0)));
+  s.activities = static_cast<std::uint32_t>(w.kernels.size());
+  s.syncs = static_cast<std::uint32_t>(w.syncs.size());
+  s.event_waits = static_cast<std::uint32_t>(w.event_waits.size());
+  std::set<std::int32_t> streams;
+  constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
+  std::vector<std::int64_t> first_start(s.per_iteration.size(), kMax);
+  std::vector<std::int64_t> last_end(s.per_iteration.size(),
+                                     std::numeric_limits<std::int64_t>::min());
+  for (const Kernel& k : w.kernels) {
+    streams.insert(k.stream);
+    const std::int64_t d = k.work.duration_ns;
+    s.gpu_time_ns += d;
+    s.class_time_ns[static_cast<std::size_t>(k.cls)] += d;
+    s.class_count[static_cast<std::size_t>(k.cls)] += 1;
+    s.phase_time_ns[static_cast<std::size_t>(k.phase)] += d;
+    s.phase_count[static_cast<std::size_t>(k.phase)] += 1;
+    if (k.work.source == WorkSource::shapes) s.shapes_time_ns += d;
+    s.total_flops += k.work.flops;
+    s.total_dram_bytes += k.work.dram_bytes;
+    if (k.iteration < 0 || static_cast<std::size_t>(k.iteration) >= s.per_iteration.size())
+      continue;
+    const auto it = static_cast<std::size_t>(k.iteration);
+    IterationStats& is = s.per_iteration[it];
+    if (k.cls == KernelClass::memset)
+      ++is.memsets;
+    else if (k.cls == KernelClass::memcpy)
+      ++is.memcpys;
+    else
+      ++is.kernels;
+    is.gpu_time_ns += d;
+    is.flops += k.work.flops;
+    is.dram_bytes += k.work.dram_bytes;
+    first_start[it] = std::min(first_start[it], k.traced_start_ns);
+    last_end[it] = std::max(last_end[it], k.traced_start_ns + d);
+  }
+  s.streams = static_cast<std::uint32_t>(streams.size());
+  s.shapes_share = s.gpu_time_ns > 0
+                       ? static_cast<double>(s.shapes_time_ns) / static_cast<double>(s.gpu_time_ns)
+                       : 0;
+  for (std::size_t i = 0; i < s.per_iteration.size(); ++i) {
+    if (first_start[i] == kMax) continue;
+    std::size_t next = i + 1;
+    while (next < s.per_iteration.size() && first_start[next] == kMax) ++next;
+    s.per_iteration[i].step_time_ns = next < s.per_iteration.size()
+                                          ? first_start[next] - first_start[i]
+                                          : last_end[i] - first_start[i];
+  }
+  return s;
+}
+
+void print_stats(const TraceStats& s, std::ostream& out) {
+  auto ms = [](std::int64_t ns) { return static_cast<double>(ns) * 1e-6; };
+  auto share = [&](std::int64_t ns) {
+    return s.gpu_time_ns > 0 ? 100.0 * static_cast<double>(ns) / static_cast<double>(s.gpu_time_ns)
+                             : 0.0;
+  };
+  fmt::print(out, "capture device   {} ({})\n", s.capture.device.empty() ? "?" : s.capture.device,
+             s.capture.device_name.empty() ? "unknown" : s.capture.device_name);
+  fmt::print(out, "capture clocks   {} MHz SM, {} MHz memory ({})\n", s.capture.core_mhz,
+             s.capture.memory_mhz, s.capture.clocks_source);
+  fmt::print(out, "activities       {} on {} stream(s); {} sync points, {} event waits\n",
+             s.activities, s.streams, s.syncs, s.event_waits);
+  fmt::print(out, "GPU time         {:.3f} ms total; {:.1f} TFLOP, {:.2f} GB DRAM\n",
+             ms(s.gpu_time_ns), s.total_flops * 1e-12, s.total_dram_bytes * 1e-9);
+  fmt::print(out, "work from shapes {:.1f} % of GPU time (rest: fallback estimate)\n\n",
+             100.0 * s.shapes_share);
+
+  fmt::print(out, "{:>9} {:>8} {:>8} {:>8} {:>12} {:>12} {:>10} {:>10}\n", "iteration", "kernels",
+             "memsets", "memcpys", "gpu_ms", "step_ms", "TFLOP", "GB");
+  for (std::size_t i = 0; i < s.per_iteration.size(); ++i) {
+    const IterationStats& it = s.per_iteration[i];
+    fmt::print(out, "{:>9} {:>8} {:>8} {:>8} {:>12.3f} {:>12.3f} {:>10.2f} {:>10.2f}\n", i,
+               it.kernels, it.memsets, it.memcpys, ms(it.gpu_time_ns), ms(it.step_time_ns),
+               it.flops * 1e-12, it.dram_bytes * 1e-9);
+  }
+
+  fmt::print(out, "\n{:<14} {:>8} {:>12} {:>8}\n", "class", "count", "gpu_ms", "share_%");
+  for (int c = 0; c < kKernelClassCount; ++c) {
+    if (s.class_count[c] == 0) continue;
+    fmt::print(out, "{:<14} {:>8} {:>12.3f} {:>8.2f}\n", to_string(static_cast<KernelClass>(c)),
+               s.class_count[c], ms(s.class_time_ns[c]), share(s.class_time_ns[c]));
+  }
+  fmt::print(out, "\n{:<14} {:>8} {:>12} {:>8}\n", "phase", "count", "gpu_ms", "share_%");
+  for (int p = 0; p < kPhaseCount; ++p) {
+    if (s.phase_count[p] == 0) continue;
+    fmt::print(out, "{:<14} {:>8} {:>12.3f} {:>8.2f}\n", to_string(static_cast<Phase>(p)),
+               s.phase_count[p], ms(s.phase_time_ns[p]), share(s.phase_time_ns[p]));
+  }
+}
+
+}  // namespace dvfsim
