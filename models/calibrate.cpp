@@ -1,0 +1,273 @@
+#include "models/calibrate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include <Eigen/Dense>
+#include <fmt/format.h>
+
+#include "sim/error.h"
+
+namespace dvfsim {
+namespace {
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        cur += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        cur += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.push_back(cur);
+      cur.clear();
+    } else if (c != '\r') {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+// `mixed` rows are duty-cycled GEMMs: their FLOPs run on the tensor cores.
+bool is_tensor_class(const std::string& cls) {
+  return cls == "gemm" || cls == "attention" || cls == "mixed";
+}
+
+// Feature terms of a row at its clocks.
+struct Terms {
+  double v, v2f, fm_ghz, busy_frac, u_compute, u_simt, u_memory;
+};
+
+Terms terms(const Device& d, const CalibrationRow& r) {
+  Terms t{};
+  const auto fc = static_cast<std::int32_t>(std::lround(r.core_mhz));
+  t.v = d.volts(fc);
+  t.v2f = t.v * t.v * r.core_mhz * 1e-3;
+  t.fm_ghz = r.memory_mhz * 1e-3;
+  t.busy_frac = r.window_s > 0 ? std::clamp(r.busy_s / r.window_s, 0.0, 1.0) : 0.0;
+  const bool tensor = is_tensor_class(r.cls);
+  const double peak = (tensor ? d.tensor_flops_per_clock_per_sm : d.fp32_flops_per_clock_per_sm) *
+                      d.sm_count * r.core_mhz * 1e6;
+  const double bw = d.dram_bandwidth_gbs * 1e9 * r.memory_mhz / d.dram_bandwidth_memory_mhz;
+  const double u = r.window_s > 0 && peak > 0 ? std::min(1.0, r.flops / (r.window_s * peak)) : 0.0;
+  t.u_compute = tensor ? u : 0.0;
+  t.u_simt = tensor ? 0.0 : u;
+  t.u_memory = r.window_s > 0 && bw > 0 ? std::min(1.0, r.dram_bytes / (r.window_s * bw)) : 0.0;
+  return t;
+}
+
+double idle_w(const PowerParams& p, const Terms& t) {
+  return p.const_w + p.leak_w_per_v * t.v + p.clock_w_per_v2ghz * t.v2f +
+         p.memory_idle_w_per_ghz * t.fm_ghz;
+}
+
+}  // namespace
+
+std::vector<CalibrationRow> read_calibration_csv(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("{}: cannot open measurement CSV", path));
+  std::string line;
+  if (!std::getline(in, line)) throw InputError(fmt::format("{}: empty file", path));
+  const auto header = split_csv_line(line);
+  std::map<std::string, std::size_t> col;
+  for (std::size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
+  const char* required[] = {"name", "class", "core_mhz", "memory_mhz", "window_s",
+                            "busy_s", "mean_power_w", "flops", "dram_bytes"};
+  for (const char* r : required)
+    if (!col.count(r))
+      throw InputError(fmt::format("{}:1: missing column '{}' (see docs/calibration.md)", path, r));
+  std::vector<CalibrationRow> rows;
+  int lineno = 1;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (line.empty() || line[0] == '#') continue;
+    const auto f = split_csv_line(line);
+    if (f.size() != header.size())
+      throw InputError(fmt::format("{}:{}: {} fields, the header has {}", path, lineno, f.size(), header.size()));
+    auto num = [&](const char* c) {
+      const std::string& s = f[col.at(c)];
+      try {
+        std::size_t used = 0;
+        const double v = std::stod(s, &used);
+        if (used != s.size() || !std::isfinite(v)) throw std::invalid_argument(s);
+        return v;
+      } catch (const std::exception&) {
+        throw InputError(fmt::format("{}:{}: column '{}': '{}' is not a number", path, lineno, c, s));
+      }
+    };
+    CalibrationRow r;
+    r.line = lineno;
+    r.name = f[col.at("name")];
+    r.cls = f[col.at("class")];
+    r.core_mhz = num("core_mhz");
+    r.memory_mhz = num("memory_mhz");
+    r.window_s = num("window_s");
+    r.busy_s = num("busy_s");
+    r.mean_power_w = num("mean_power_w");
+    r.flops = num("flops");
+    r.dram_bytes = num("dram_bytes");
+    if (col.count("energy_j")) r.energy_j = num("energy_j");
+    if (col.count("source")) r.source = f[col.at("source")];
+    if (r.window_s <= 0) throw InputError(fmt::format("{}:{}: window_s must be > 0", path, lineno));
+    if (r.core_mhz <= 0 || r.memory_mhz <= 0)
+      throw InputError(fmt::format("{}:{}: clocks must be > 0 MHz", path, lineno));
+    if (r.mean_power_w <= 0) throw InputError(fmt::format("{}:{}: mean_power_w must be > 0", path, lineno));
+    rows.push_back(r);
+  }
+  if (rows.empty()) throw InputError(fmt::format("{}: no measurement rows", path));
+  return rows;
+}
+
+double predict_row_power_w(const Device& d, const PowerParams& p, const CalibrationRow& r) {
+  const Terms t = terms(d, r);
+  return idle_w(p, t) +
+         t.v2f * (t.busy_frac * p.busy_w_per_v2ghz + t.u_compute * p.compute_w_per_v2ghz +
+                  t.u_simt * p.simt_w_per_v2ghz) +
+         t.u_memory * p.memory_active_w_per_ghz * t.fm_ghz;
+}
+
+CalibrationFit fit_power(const Device& d, const std::vector<CalibrationRow>& rows) {
+  CalibrationFit fit;
+  fit.power = d.power;
+  PowerParams& p = fit.power;
+  auto is_deep_idle = [](const CalibrationRow& r) { return r.cls == "deep_idle"; };
+  auto is_idle = [](const CalibrationRow& r) { return r.cls == "idle" && r.busy_s <= 0; };
+  // Duty-cycled rows: the firmware moves the clock between their busy and idle
+  // halves, so one mean clock misdescribes them; they are predicted, not fitted.
+  auto is_mixed = [](const CalibrationRow& r) { return r.cls == "mixed"; };
+
+  // 1. The idle split keeps its shape; one scale makes it match the measured
+  //    context-idle power.
+  double num = 0, den = 0;
+  for (const auto& r : rows) {
+    if (!is_idle(r)) continue;
+    const double m = idle_w(p, terms(d, r));
+    num += m * r.mean_power_w;
+    den += m * m;
+  }
+  if (den > 0) {
+    fit.idle_scale = num / den;
+    p.const_w *= fit.idle_scale;
+    p.leak_w_per_v *= fit.idle_scale;
+    p.clock_w_per_v2ghz *= fit.idle_scale;
+    p.memory_idle_w_per_ghz *= fit.idle_scale;
+  }
+  for (const auto& r : rows)
+    if (is_deep_idle(r)) p.deep_idle_w = r.mean_power_w;
+
+  // 2. Active rows: P - P_idle = busy·b·V²f + compute·u_c·V²f + mem_active·u_m·fm,
+  //    non-negative least squares by an active set over the three columns.
+  std::vector<const CalibrationRow*> active;
+  for (const auto& r : rows)
+    if (!is_idle(r) && !is_deep_idle(r) && !is_mixed(r) && r.busy_s > 0) active.push_back(&r);
+  constexpr int kCols = 4;  // busy, tensor compute, FP32 compute, memory
+  if (active.size() >= kCols) {
+    Eigen::MatrixXd a(static_cast<Eigen::Index>(active.size()), kCols);
+    Eigen::VectorXd y(static_cast<Eigen::Index>(active.size()));
+    for (std::size_t i = 0; i < active.size(); ++i) {
+      const Terms t = terms(d, *active[i]);
+      const auto row = static_cast<Eigen::Index>(i);
+      a(row, 0) = t.busy_frac * t.v2f;
+      a(row, 1) = t.u_compute * t.v2f;
+      a(row, 2) = t.u_simt * t.v2f;
+      a(row, 3) = t.u_memory * t.fm_ghz;
+      y(row) = active[i]->mean_power_w - idle_w(p, t);
+      // Relative errors matter: weight each row by 1 / measured power.
+      a.row(row) /= active[i]->mean_power_w;
+      y(row) /= active[i]->mean_power_w;
+    }
+    // Non-negative least squares by a small active set: drop a column whose
+    // coefficient comes out negative and solve again.
+    std::vector<bool> free_col(kCols, true);
+    Eigen::VectorXd x = Eigen::VectorXd::Zero(kCols);
+    for (int round = 0; round < kCols; ++round) {
+      std::vector<int> cols;
+      for (int c = 0; c < kCols; ++c)
+        if (free_col[static_cast<std::size_t>(c)]) cols.push_back(c);
+      Eigen::MatrixXd sub(a.rows(), static_cast<Eigen::Index>(cols.size()));
+      for (std::size_t j = 0; j < cols.size(); ++j) sub.col(static_cast<Eigen::Index>(j)) = a.col(cols[j]);
+      const Eigen::VectorXd s = sub.colPivHouseholderQr().solve(y);
+      x.setZero();
+      bool negative = false;
+      for (std::size_t j = 0; j < cols.size(); ++j) {
+        x(cols[j]) = s(static_cast<Eigen::Index>(j));
+        if (x(cols[j]) < 0) {
+          free_col[static_cast<std::size_t>(cols[j])] = false;
+          negative = true;
+        }
+      }
+      if (!negative) break;
+      x = x.cwiseMax(0.0);
+    }
+    p.busy_w_per_v2ghz = x(0);
+    p.compute_w_per_v2ghz = x(1);
+    p.simt_w_per_v2ghz = x(2);
+    p.memory_active_w_per_ghz = x(3);
+  }
+
+  double sq = 0;
+  int n = 0;
+  for (const auto& r : rows) {
+    CalibrationFit::RowError e;
+    e.name = r.name;
+    e.measured_w = r.mean_power_w;
+    e.used = !is_deep_idle(r) && !is_mixed(r);
+    e.predicted_w = is_deep_idle(r) ? p.deep_idle_w : predict_row_power_w(d, p, r);
+    e.error_pct = 100.0 * (e.predicted_w - e.measured_w) / e.measured_w;
+    if (e.used) {
+      sq += e.error_pct * e.error_pct;
+      ++n;
+      fit.max_abs_error_pct = std::max(fit.max_abs_error_pct, std::abs(e.error_pct));
+    }
+    fit.rows.push_back(e);
+  }
+  fit.rms_error_pct = n > 0 ? std::sqrt(sq / n) : 0.0;
+  return fit;
+}
+
+std::string rewrite_device_yaml(const std::string& yaml_text, const std::string& yaml_path,
+                                const CalibrationFit& fit, const std::string& csv_path) {
+  const PowerParams& p = fit.power;
+  const std::pair<const char*, double> values[] = {
+      {"deep_idle_w", p.deep_idle_w},
+      {"const_w", p.const_w},
+      {"leak_w_per_v", p.leak_w_per_v},
+      {"clock_w_per_v2ghz", p.clock_w_per_v2ghz},
+      {"busy_w_per_v2ghz", p.busy_w_per_v2ghz},
+      {"compute_w_per_v2ghz", p.compute_w_per_v2ghz},
+      {"simt_w_per_v2ghz", p.simt_w_per_v2ghz},
+      {"memory_active_w_per_ghz", p.memory_active_w_per_ghz},
+      {"memory_idle_w_per_ghz", p.memory_idle_w_per_ghz},
+  };
+  std::string out = yaml_text;
+  for (const auto& [key, value] : values) {
+    // One flow mapping on one line, as the shipped files write them.
+    const std::regex re(fmt::format(R"((\n[ \t]+{}:[ \t]*)\{{[^\n]*\}})", key));
+    std::smatch m;
+    if (!std::regex_search(out, m, re))
+      throw InputError(fmt::format("{}: field 'power.{}': expected `{}: {{value: ..., source: ...}}` on one line",
+                                   yaml_path, key, key));
+    const std::string repl = fmt::format(
+        "{}{{value: {:.6g}, source: \"calibrated: {} (dvfsim calibrate: {} rows, RMS error {:.2f} %, max {:.2f} %)\"}}",
+        m[1].str(), value, csv_path, fit.rows.size(), fit.rms_error_pct, fit.max_abs_error_pct);
+    out = m.prefix().str() + repl + m.suffix().str();
+  }
+  return out;
+}
+
+}  // namespace dvfsim

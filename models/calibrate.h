@@ -1,0 +1,55 @@
+#pragma once
+// `dvfsim calibrate`: fits the `cmos` power coefficients of a device by least
+// squares (Eigen) from a measurement CSV, reports the fit error per row and
+// overall, and writes the device YAML with the fitted numbers and their sources.
+//
+// CSV columns (docs/calibration.md): name, class, core_mhz, core_mhz_p10,
+// core_mhz_p90, memory_mhz, window_s, busy_s, energy_j, mean_power_w, flops,
+// dram_bytes, launches, reasons_mask, source. One row per energy window: the
+// mean clocks seen, the summed kernel time (busy_s) inside the window, the
+// FLOPs and DRAM bytes done in it.
+#include <string>
+#include <vector>
+
+#include "sim/device.h"
+
+namespace dvfsim {
+
+struct CalibrationRow {
+  std::string name;
+  std::string cls;
+  double core_mhz = 0, memory_mhz = 0;
+  double window_s = 0, busy_s = 0;
+  double energy_j = 0, mean_power_w = 0;
+  double flops = 0, dram_bytes = 0;
+  std::string source;
+  int line = 0;
+};
+
+std::vector<CalibrationRow> read_calibration_csv(const std::string& path);
+
+struct CalibrationFit {
+  PowerParams power;  // fitted
+  struct RowError {
+    std::string name;
+    double measured_w = 0, predicted_w = 0;
+    double error_pct = 0;
+    bool used = false;  // false: reported only (e.g. deep idle)
+  };
+  std::vector<RowError> rows;
+  double rms_error_pct = 0;
+  double max_abs_error_pct = 0;
+  double idle_scale = 1.0;
+};
+
+// Average board power the `cmos` model predicts for a measurement row.
+double predict_row_power_w(const Device& d, const PowerParams& p, const CalibrationRow& r);
+
+CalibrationFit fit_power(const Device& d, const std::vector<CalibrationRow>& rows);
+
+// Rewrites the `power:` numbers of the device YAML text with the fitted values
+// and a `calibrated:` source naming the CSV; everything else is kept.
+std::string rewrite_device_yaml(const std::string& yaml_text, const std::string& yaml_path,
+                                const CalibrationFit& fit, const std::string& csv_path);
+
+}  // namespace dvfsim

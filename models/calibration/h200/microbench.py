@@ -1,0 +1,563 @@
+#!/usr/bin/env python3
+"""Calibration microbenchmarks for dvfsim's power and latency models (H200).
+
+Runs a fixed list of PyTorch microbenchmarks spanning the GPU's power range at
+the clocks the firmware chooses (nothing is locked; NVML is used read-only),
+and writes, into --out:
+
+  measurements.csv   one row per benchmark, the schema `dvfsim calibrate` reads
+  samples.csv.gz     every NVML sample of the run (~10 ms period)
+  device_info.json   read-only NVML snapshot + PyTorch device properties
+  bench_details.json per-benchmark extras (kernel names, rates, uncertainties)
+
+Method (see README.md beside this file for the formulas):
+- A sampler thread polls NVML every ~10 ms: energy counter, instantaneous and
+  averaged power, SM and memory clock, clock-event reasons, temperature.
+- Each benchmark issues its operation back to back for warm-up + window +
+  tail seconds. A pair of CUDA events brackets every chunk of operations
+  (chunks of ~2 ms); all events are mapped to host perf_counter time through
+  an anchor event recorded on an idle GPU.
+- The energy window runs from the first energy-counter tick at least
+  `warmup` seconds after the GPU started the benchmark to the last tick at
+  least 0.15 s before it finished. Energy is the counter difference between
+  those ticks; the window is the time between them.
+- busy_s is the union of the event-bracketed chunk intervals inside the
+  window; FLOPs, bytes and launches are the per-operation counts times the
+  number of operations inside the window (fractional at the window edges).
+- Kernels per operation are counted at the end with torch.profiler, one
+  operation per benchmark, after all energy windows.
+
+Deep idle is measured before PyTorch creates a CUDA context.
+"""
+import argparse
+import collections
+import csv
+import gzip
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "traces", "capture"))
+import nvml_readonly as nr  # noqa: E402
+
+CSV_COLUMNS = ["name", "class", "core_mhz", "core_mhz_p10", "core_mhz_p90", "memory_mhz",
+               "window_s", "busy_s", "energy_j", "mean_power_w", "flops", "dram_bytes",
+               "launches", "reasons_mask", "source"]
+
+MB = 1 << 20
+GB = 1 << 30
+
+
+class Bench:
+    """One microbenchmark. `make()` allocates data and returns fn(i) that
+    issues one operation (i is the running operation index)."""
+
+    def __init__(self, name, cls, make=None, flops=0, bytes_=0, kind="loop", chunk=None,
+                 duty=None, note=""):
+        self.name, self.cls, self.make = name, cls, make
+        self.flops, self.bytes = flops, bytes_
+        self.kind = kind          # loop | idle | duty
+        self.chunk = chunk        # operations per event pair (None: ~CHUNK_S worth)
+        self.duty = duty          # (period_s, on_s) for kind == duty
+        self.note = note
+        self.busy_from_profile = False
+
+
+def build_benches(torch, F, args):
+    bf16, fp32 = torch.bfloat16, torch.float32
+    SHORT = {bf16: "bf16", fp32: "fp32"}
+    dev = "cuda"
+    g = torch.Generator(device=dev)
+    g.manual_seed(1234)
+
+    def randn(*shape, dtype=fp32):
+        return torch.randn(*shape, device=dev, dtype=dtype, generator=g)
+
+    def data(*shape, dtype=fp32, how="random"):
+        """random (the default everywhere), or zeros / ones for the
+        data-dependence benchmarks of the `extra` suite."""
+        if how == "zeros":
+            return torch.zeros(*shape, device=dev, dtype=dtype)
+        if how == "ones":
+            return torch.ones(*shape, device=dev, dtype=dtype)
+        return randn(*shape, dtype=dtype)
+    suffix = {"random": "", "zeros": "_zeros", "ones": "_ones"}
+
+    benches = [Bench("idle_ctx", "idle", kind="idle",
+                     note="CUDA context created, no kernel ever launched")]
+
+    # ---- device-to-device copies; rotate buffers so no source sits in L2 ---
+    def copy_bench(size, how="random"):
+        n_pairs = max(1, min(8, (1 * GB) // size))
+        def make():
+            src = [data(size // 4, how=how) for _ in range(n_pairs)]
+            dst = [torch.empty_like(s) for s in src]
+            def fn(i):
+                j = i % n_pairs
+                dst[j].copy_(src[j])
+            return fn
+        label = f"{size // GB}GB" if size >= GB else f"{size // MB}MB"
+        return Bench(f"copy_{label}{suffix[how]}", "memcpy", make, 0, 2 * size,
+                     note=f"dst.copy_(src), fp32 {how}, {n_pairs} rotating pairs")
+    benches += [copy_bench(64 * MB), copy_bench(512 * MB), copy_bench(4 * GB)]
+
+    # ---- elementwise ---------------------------------------------------------
+    N = 1 << 28  # 268M elements: 512 MiB in bf16, 1 GiB in fp32
+    def axpy(dtype):
+        es = torch.tensor([], dtype=dtype).element_size()
+        def make():
+            x, y = randn(N, dtype=dtype), randn(N, dtype=dtype)
+            z = torch.empty_like(x)
+            def fn(i):
+                torch.add(y, x, alpha=0.5, out=z)
+            return fn
+        return Bench(f"ew_axpy_{SHORT[dtype]}", "elementwise", make, 2 * N, 3 * N * es,
+                     note="z = y + 0.5*x (one kernel), N = 2^28")
+    def gelu(dtype):
+        es = torch.tensor([], dtype=dtype).element_size()
+        def make():
+            x = randn(N, dtype=dtype)
+            def fn(i):
+                F.gelu(x)
+            return fn
+        return Bench(f"ew_gelu_{SHORT[dtype]}", "elementwise", make, 8 * N, 2 * N * es,
+                     note="F.gelu (erf form), N = 2^28; 8 FLOP/element nominal")
+    benches += [axpy(bf16), axpy(fp32), gelu(bf16), gelu(fp32)]
+
+    # ---- reductions ----------------------------------------------------------
+    def rsum(dtype):
+        es = torch.tensor([], dtype=dtype).element_size()
+        def make():
+            x = randn(N, dtype=dtype)
+            def fn(i):
+                torch.sum(x)
+            return fn
+        return Bench(f"reduce_sum_{SHORT[dtype]}", "reduction", make, N, N * es,
+                     note="torch.sum over all N = 2^28 elements")
+    benches += [rsum(bf16), rsum(fp32)]
+
+    # ---- layer norm ----------------------------------------------------------
+    rows_, d = 131072, 2048
+    def make_ln():
+        x = randn(rows_, d, dtype=bf16)
+        w, b = randn(d, dtype=bf16), randn(d, dtype=bf16)
+        def fn(i):
+            F.layer_norm(x, (d,), w, b)
+        return fn
+    benches.append(Bench("layernorm_bf16", "norm", make_ln, 8 * rows_ * d,
+                         2 * rows_ * d * 2 + 2 * d * 2 + 2 * rows_ * 4,
+                         note="F.layer_norm over (131072, 2048) bf16, affine"))
+
+    # ---- attention -----------------------------------------------------------
+    B, H, Tq, D = 4, 16, 2048, 128
+    attn_fwd_flops = 4 * B * H * Tq * Tq * D // 2          # causal: half of QK^T and PV
+    bhtd = B * H * Tq * D
+    attn_fwd_bytes = 4 * bhtd * 2 + B * H * Tq * 4          # q,k,v read, o write, lse write
+    attn_bwd_bytes = 8 * bhtd * 2 + B * H * Tq * 4          # q,k,v,o,do read; dq,dk,dv write; lse
+    n_sets = 4
+    def make_attn(bwd):
+        def make():
+            sets = []
+            for _ in range(n_sets):
+                q, k, v = (randn(B, H, Tq, D, dtype=bf16).requires_grad_(bwd) for _ in range(3))
+                sets.append((q, k, v, randn(B, H, Tq, D, dtype=bf16)))
+            def fn(i):
+                q, k, v, do = sets[i % n_sets]
+                if bwd:
+                    o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+                    torch.autograd.grad(o, (q, k, v), do)
+                else:
+                    with torch.no_grad():
+                        F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            return fn
+        return make
+    benches.append(Bench("attn_fwd_bf16", "attention", make_attn(False), attn_fwd_flops,
+                         attn_fwd_bytes, note="SDPA causal B4 H16 T2048 D128, 4 rotating sets"))
+    benches.append(Bench("attn_fwdbwd_bf16", "attention", make_attn(True),
+                         attn_fwd_flops * 7 // 2, attn_fwd_bytes + attn_bwd_bytes,
+                         note="SDPA fwd + autograd.grad; bwd FLOPs = 2.5x fwd"))
+
+    # ---- GEMMs ---------------------------------------------------------------
+    def gemm_make(M, N_, K, how="random"):
+        per_set = 2 * (M * K + K * N_ + M * N_)
+        sets_n = max(2, min(8, math.ceil(GB / per_set)))
+        def make():
+            sets = [(data(M, K, dtype=bf16, how=how), data(K, N_, dtype=bf16, how=how),
+                     torch.empty(M, N_, device=dev, dtype=bf16)) for _ in range(sets_n)]
+            def fn(i):
+                a, b, c = sets[i % sets_n]
+                torch.matmul(a, b, out=c)
+            return fn
+        return make, per_set, sets_n
+    for (M, N_, K) in [(8192, 8192, 8192), (4096, 4096, 4096), (2048, 8192, 2048),
+                       (8192, 8192, 256)]:
+        make, per_set, sets_n = gemm_make(M, N_, K)
+        benches.append(Bench(f"gemm_bf16_m{M}_n{N_}_k{K}", "gemm", make, 2 * M * N_ * K,
+                             per_set, note=f"torch.matmul(A[M,K], B[K,N], out=C), {sets_n} rotating sets"))
+
+    # ---- duty-cycled GEMM (firmware response) ---------------------------------
+    make, per_set, sets_n = gemm_make(8192, 8192, 8192)
+    def duty(period, on):
+        pct = round(100 * on / period)
+        tag = "" if abs(period - 0.1) < 1e-9 else f"_p{round(period * 1e3)}"
+        return Bench(f"gemm_duty{pct}{tag}", "mixed", make, 2 * 8192 ** 3, per_set,
+                     kind="duty", duty=(period, on),
+                     note=f"8192^3 bf16 GEMMs for {on*1e3:.1f} ms then idle, period {period*1e3:.0f} ms")
+    benches += [duty(0.100, 0.050), duty(0.100, 0.025)]
+
+    # ---- launch-bound tiny kernels --------------------------------------------
+    n_tiny = 1 << 18
+    def make_tiny():
+        x = randn(n_tiny)
+        def fn(i):
+            torch.mul(x, 1.0000001, out=x)
+        return fn
+    tiny = Bench("ew_tiny_launchbound", "elementwise", make_tiny, n_tiny, 2 * n_tiny * 4,
+                 chunk=1, note="in-place mul on 1 MiB fp32 (L2-resident; bytes nominal); "
+                               "busy_s = profiled kernel time per op x ops in window")
+    tiny.busy_from_profile = True
+    benches.append(tiny)
+
+    benches.append(Bench("idle_ctx_post", "idle", kind="idle",
+                         note="context idle right after the benchmarks (hot GPU)"))
+    if args.suite == "extra":
+        # repeatability on a second boot, data dependence (zeros / ones vs
+        # random), duty cycles whose period does not alias with NVML's
+        # 100 ms refresh, and the launch-bound case with profiled busy time
+        mk8, per8, sets8 = gemm_make(8192, 8192, 8192, how="zeros")
+        benches = [benches[0],
+                   copy_bench(4 * GB), copy_bench(4 * GB, "zeros"), copy_bench(4 * GB, "ones"),
+                   next(b for b in benches if b.name == "gemm_bf16_m8192_n8192_k8192"),
+                   Bench("gemm_bf16_m8192_n8192_k8192_zeros", "gemm", mk8, 2 * 8192 ** 3, per8,
+                         note="as gemm_bf16_m8192_n8192_k8192 but A = B = 0"),
+                   duty(0.137, 0.0685), duty(0.137, 0.03425),
+                   tiny, benches[-1]]
+    if args.only:
+        keep = set(args.only.split(","))
+        benches = [b for b in benches if b.name in keep]
+    return benches
+
+
+class Runner:
+    def __init__(self, torch, sampler, args):
+        self.torch, self.sampler, self.args = torch, sampler, args
+
+    def _anchor(self):
+        torch = self.torch
+        torch.cuda.synchronize()
+        ev = torch.cuda.Event(enable_timing=True)
+        ev.record()
+        h0 = time.perf_counter()
+        ev.synchronize()
+        return ev, h0
+
+    def estimate_op_time(self, fn):
+        torch = self.torch
+        for i in range(3):
+            fn(i)
+        torch.cuda.synchronize()
+        n = 5
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        for i in range(n):
+            fn(i)
+        e.record()
+        e.synchronize()
+        return s.elapsed_time(e) / 1e3 / n
+
+    def run_loop(self, b, fn, op_t):
+        torch, a = self.torch, self.args
+        k = b.chunk or max(1, round(a.chunk_s / max(op_t, 1e-7)))
+        ahead = max(2, math.ceil(a.ahead_s / max(k * op_t, 1e-7)))
+        anchor, h0 = self._anchor()
+        pending = collections.deque()
+        iv = []
+
+        def retire():
+            s, e = pending.popleft()
+            e.synchronize()
+            iv.append((h0 + anchor.elapsed_time(s) / 1e3, h0 + anchor.elapsed_time(e) / 1e3))
+        i = 0
+        end = time.perf_counter() + a.warmup_s + a.window_s + a.tail_s
+        Ev = torch.cuda.Event
+        while time.perf_counter() < end:
+            s, e = Ev(enable_timing=True), Ev(enable_timing=True)
+            s.record()
+            for _ in range(k):
+                fn(i)
+                i += 1
+            e.record()
+            pending.append((s, e))
+            if len(pending) > ahead:   # bound how far the host runs ahead of the GPU
+                retire()
+        torch.cuda.synchronize()
+        while pending:
+            retire()
+        return iv, k, {"ops_issued": i, "chunk_ops": k, "max_ahead_chunks": ahead}
+
+    def run_duty(self, b, fn, op_t):
+        torch, a = self.torch, self.args
+        period, on = b.duty
+        k = max(1, round(on / op_t))
+        anchor, h0 = self._anchor()
+        pairs = []
+        i = 0
+        end = time.perf_counter() + a.warmup_s + a.window_s + a.tail_s
+        Ev = torch.cuda.Event
+        while time.perf_counter() < end:
+            t_per = time.perf_counter()
+            s, e = Ev(enable_timing=True), Ev(enable_timing=True)
+            s.record()
+            for _ in range(k):
+                fn(i)
+                i += 1
+            e.record()
+            e.synchronize()
+            pairs.append((s, e))
+            rem = period - (time.perf_counter() - t_per)
+            if rem > 0:
+                time.sleep(rem)
+        torch.cuda.synchronize()
+        iv = [(h0 + anchor.elapsed_time(s) / 1e3, h0 + anchor.elapsed_time(e) / 1e3)
+              for s, e in pairs]
+        return iv, k, {"ops_issued": i, "burst_ops": k, "period_s": period, "on_s": on}
+
+
+def window_from_ticks(rows, lo, hi):
+    ticks = nr.energy_ticks(rows)
+    w = nr.tick_window(ticks, lo, hi)
+    if w is None:
+        return None
+    (ta, ea, ua), (tb, eb, ub) = w
+    return {"ta": ta, "tb": tb, "ea": ea, "eb": eb, "edge_uncert_s": ua + ub,
+            "n_ticks": sum(1 for t in ticks if ta <= t[0] <= tb)}
+
+
+def summarise(b, rows, win, iv, k, extra, source):
+    ta, tb = win["ta"], win["tb"]
+    window_s = tb - ta
+    energy_j = (win["eb"] - win["ea"]) / 1e3
+    sm = nr.weighted_stats(rows, nr.SM, ta, tb)
+    mem = nr.weighted_stats(rows, nr.MEM, ta, tb)
+    pin = nr.weighted_stats(rows, nr.PINST, ta, tb)
+    tmp = nr.weighted_stats(rows, nr.TEMP, ta, tb)
+    busy, ops = 0.0, 0.0
+    for s, e in iv:
+        ov = min(e, tb) - max(s, ta)
+        if ov > 0 and e > s:
+            busy += ov
+            ops += k * ov / (e - s)
+    row = {
+        "name": b.name, "class": b.cls,
+        "core_mhz": round(sm["mean"], 1), "core_mhz_p10": int(sm["q"][0]),
+        "core_mhz_p90": int(sm["q"][2]), "memory_mhz": round(mem["mean"], 1),
+        "window_s": round(window_s, 4), "busy_s": round(busy, 4),
+        "energy_j": round(energy_j, 3), "mean_power_w": round(energy_j / window_s, 2),
+        "flops": int(round(b.flops * ops)), "dram_bytes": int(round(b.bytes * ops)),
+        "launches": 0, "reasons_mask": nr.reasons_or(rows, ta, tb), "source": source,
+    }
+    det = {
+        "note": b.note, "kind": b.kind, "window_t0": ta, "window_t1": tb,
+        "window_edge_uncert_s": round(win["edge_uncert_s"], 4), "energy_ticks": win["n_ticks"],
+        "ops_in_window": ops, "flops_per_op": b.flops, "dram_bytes_per_op": b.bytes,
+        "busy_fraction": busy / window_s if window_s > 0 else None,
+        "tflops_per_busy_s": (b.flops * ops / busy / 1e12) if busy > 0 else None,
+        "tbytes_per_busy_s": (b.bytes * ops / busy / 1e12) if busy > 0 else None,
+        "sm_mhz": sm, "mem_mhz": mem, "power_instant_w": {k2: ([x / 1e3 for x in v] if isinstance(v, list) else v / 1e3) for k2, v in pin.items()} if pin else None,
+        "temp_c": tmp, "reasons": nr.reasons_names(row["reasons_mask"]),
+    }
+    if iv:
+        det["gpu_t0"], det["gpu_t1"] = iv[0][0], iv[-1][1]
+        det["op_time_s"] = busy / ops if ops > 0 else None
+    det.update(extra)
+    return row, det
+
+
+def count_kernels(torch, fn, reps=1):
+    """Kernels (and memcpy/memset) issued by `reps` calls of fn, and their
+    summed durations, via torch.profiler."""
+    from torch.profiler import profile, ProfilerActivity
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as p:
+        for i in range(reps):
+            fn(i)
+        torch.cuda.synchronize()
+    fd, path = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    p.export_chrome_trace(path)
+    with open(path) as f:
+        ev = json.load(f).get("traceEvents", [])
+    os.unlink(path)
+    gpu = [e for e in ev if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+    return len(gpu) / reps, [e["name"] for e in gpu], sum(e["dur"] for e in gpu) / 1e6 / reps
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--warmup-s", type=float, default=1.5)
+    ap.add_argument("--window-s", type=float, default=4.5)
+    ap.add_argument("--tail-s", type=float, default=0.35)
+    ap.add_argument("--chunk-s", type=float, default=0.002)
+    ap.add_argument("--ahead-s", type=float, default=0.03)
+    ap.add_argument("--sample-s", type=float, default=0.01)
+    ap.add_argument("--only", default="", help="comma-separated benchmark names")
+    ap.add_argument("--suite", choices=("calib", "extra"), default="calib")
+    ap.add_argument("--no-deep-idle", action="store_true")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    date = time.strftime("%Y-%m-%d", time.gmtime())
+    source = f"measured: h200 {date} microbench.py"
+    if args.suite != "calib":
+        source += f" --suite {args.suite}"
+
+    gpu = nr.Gpu(0)
+    info = gpu.device_info()            # before any CUDA context exists
+    sampler = nr.Sampler(gpu, args.sample_s)
+    sampler.start()
+    rows_out, details = [], {}
+
+    def idle_window(name, cls, note, settle):
+        sampler.phase = name
+        t0 = time.perf_counter()
+        time.sleep(settle + args.window_s + args.tail_s)
+        t1 = time.perf_counter()
+        rows = sampler.snapshot()
+        win = window_from_ticks(rows, t0 + settle, t1 - 0.15)
+        if win is None:
+            print(f"{name}: no energy ticks", flush=True)
+            return
+        b = Bench(name, cls, kind="idle", note=note)
+        row, det = summarise(b, rows, win, [], 1, {}, source)
+        rows_out.append(row)
+        details[name] = det
+
+    # 1. deep idle: no CUDA context yet (torch not even imported)
+    if not args.no_deep_idle:
+        idle_window("idle_deep", "idle", "no CUDA context (before torch initialises CUDA)", 0.3)
+
+    import torch
+    import torch.nn.functional as F
+    sampler.phase = "ctx_init"
+    torch.cuda.init()
+    torch.empty(1, device="cuda")       # creates the primary context; no kernel
+    props = torch.cuda.get_device_properties(0)
+    info["torch"] = {
+        "version": torch.__version__, "cuda": torch.version.cuda,
+        "cudnn": torch.backends.cudnn.version(), "device_name": props.name,
+        "multi_processor_count": props.multi_processor_count,
+        "total_memory": props.total_memory,
+        "l2_cache_size": getattr(props, "L2_cache_size", None),
+        "capability": f"{props.major}.{props.minor}",
+    }
+    runner = Runner(torch, sampler, args)
+    benches = build_benches(torch, F, args)
+    fns = {}
+    for b in benches:
+        t_start = time.perf_counter()
+        try:
+            if b.kind == "idle":
+                idle_window(b.name, b.cls, b.note, args.warmup_s)
+                print(f"[{time.perf_counter() - t_start:5.1f}s] {b.name} done", flush=True)
+                continue
+            sampler.phase = b.name + ":setup"
+            fn = b.make()
+            op_t = runner.estimate_op_time(fn)
+            sampler.phase = b.name
+            if b.kind == "duty":
+                iv, k, extra = runner.run_duty(b, fn, op_t)
+            else:
+                iv, k, extra = runner.run_loop(b, fn, op_t)
+            sampler.phase = "between"
+            extra["op_time_estimate_s"] = op_t
+            rows = sampler.snapshot()
+            lo = iv[0][0] + args.warmup_s
+            hi = iv[-1][1] - 0.15
+            win = window_from_ticks(rows, lo, hi)
+            if win is None:
+                raise RuntimeError("no energy ticks inside the window")
+            row, det = summarise(b, rows, win, iv, k, extra, source)
+            if row["window_s"] < 4.0:
+                det["warning"] = f"window {row['window_s']} s < 4 s"
+            rows_out.append(row)
+            details[b.name] = det
+            fns[b.name] = fn
+            print(f"[{time.perf_counter() - t_start:5.1f}s] {b.name}: {row['mean_power_w']} W "
+                  f"{row['core_mhz']} MHz busy {det['busy_fraction']:.3f} "
+                  f"op {op_t*1e3:.3f} ms", flush=True)
+        except Exception as e:
+            traceback.print_exc()
+            details[b.name] = {"error": repr(e)}
+            sampler.phase = "between"
+        finally:
+            if b.kind != "idle":
+                torch.cuda.synchronize()
+
+    # kernels per operation (after every energy window)
+    sampler.phase = "kernel_count"
+    for row in rows_out:
+        fn = fns.get(row["name"])
+        if fn is None:
+            continue
+        try:
+            b = next(x for x in benches if x.name == row["name"])
+            n, names, kt = count_kernels(torch, fn, 200 if b.busy_from_profile else 1)
+            d = details[row["name"]]
+            d["kernels_per_op"] = n
+            d["kernel_names"] = sorted(set(names))[:8]
+            d["profiled_kernel_time_per_op_s"] = kt
+            row["launches"] = int(round(n * d["ops_in_window"]))
+            if b.busy_from_profile:
+                d["busy_s_events"] = row["busy_s"]
+                row["busy_s"] = round(kt * d["ops_in_window"], 4)
+                d["busy_fraction"] = row["busy_s"] / row["window_s"]
+        except Exception as e:
+            details[row["name"]]["kernel_count_error"] = repr(e)
+    sampler.phase = "end"
+    time.sleep(0.05)
+    sampler.stop()
+
+    # ---- outputs -------------------------------------------------------------
+    with open(os.path.join(args.out, "measurements.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
+        w.writeheader()
+        for r in rows_out:
+            w.writerow(r)
+    with gzip.open(os.path.join(args.out, "samples.csv.gz"), "wt") as f:
+        nr.write_samples_csv(sampler.rows, f)
+    info["sampler"] = {"period_s": args.sample_s, "rows": len(sampler.rows),
+                       "errors": sampler.errors}
+    info["clock_event_reason_bits"] = {hex(k): v for k, v in nr.REASON_BITS.items()}
+    info["date_utc"] = date
+    info["unix_minus_perf_counter_s"] = time.time() - time.perf_counter()
+    with open(os.path.join(args.out, "device_info.json"), "w") as f:
+        json.dump(info, f, indent=1)
+    with open(os.path.join(args.out, "bench_details.json"), "w") as f:
+        json.dump({"args": vars(args), "benches": details}, f, indent=1, default=str)
+
+    # ---- summary table -------------------------------------------------------
+    hdr = (f"{'name':28s} {'class':11s} {'MHz':>7s} {'p10':>5s} {'p90':>5s} {'mem':>5s} "
+           f"{'W':>7s} {'win_s':>6s} {'E_J':>8s} {'busy%':>6s} {'TF/s':>7s} {'TB/s':>6s} "
+           f"{'launch':>7s} {'rsn':>5s}")
+    print(hdr)
+    for r in rows_out:
+        d = details[r["name"]]
+        tf = d.get("tflops_per_busy_s") or 0.0
+        tb = d.get("tbytes_per_busy_s") or 0.0
+        bf = 100 * (d.get("busy_fraction") or 0.0)
+        print(f"{r['name']:28s} {r['class']:11s} {r['core_mhz']:7.1f} {r['core_mhz_p10']:5d} "
+              f"{r['core_mhz_p90']:5d} {r['memory_mhz']:5.0f} {r['mean_power_w']:7.1f} "
+              f"{r['window_s']:6.3f} {r['energy_j']:8.1f} {bf:6.1f} {tf:7.1f} {tb:6.2f} "
+              f"{r['launches']:7d} {hex(r['reasons_mask']):>5s}")
+    errs = {k: v["error"] for k, v in details.items() if "error" in v}
+    if errs:
+        print("ERRORS:", errs)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,344 @@
+#include "models/device_yaml.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "sim/error.h"
+
+#ifndef DVFSIM_DEFAULT_DEVICE_DIR
+#define DVFSIM_DEFAULT_DEVICE_DIR "models/devices"
+#endif
+
+namespace dvfsim {
+namespace {
+
+constexpr const char* kSourcePrefixes[] = {"http://",   "https://",    "measured:", "read:",
+                                           "inferred:", "assumption:", "calibrated:", "file:"};
+
+class Reader {
+ public:
+  Reader(std::string path, LoadedDevice& out) : path_(std::move(path)), out_(out) {}
+
+  [[noreturn]] void fail(const std::string& field, const std::string& what,
+                         const YAML::Node* at = nullptr) const {
+    std::string where;
+    if (at && at->Mark().line >= 0) where = fmt::format(":{}", at->Mark().line + 1);
+    throw InputError(fmt::format("{}{}: field '{}': {}", path_, where, field, what));
+  }
+
+  YAML::Node child(const YAML::Node& parent, const std::string& field, const std::string& key) {
+    YAML::Node n = parent[key];
+    if (!n) fail(join(field, key), "missing", &parent);
+    return n;
+  }
+
+  static std::string join(const std::string& a, const std::string& b) {
+    return a.empty() ? b : a + "." + b;
+  }
+
+  void only_keys(const YAML::Node& n, const std::string& field, std::set<std::string> allowed) {
+    if (!n.IsMap()) fail(field, "expected a mapping", &n);
+    for (const auto& kv : n) {
+      const auto key = kv.first.as<std::string>();
+      if (!allowed.count(key)) {
+        std::string list;
+        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+        fail(join(field, key), fmt::format("unknown key (expected one of: {})", list), &n);
+      }
+    }
+  }
+
+  std::string source_of(const YAML::Node& n, const std::string& field) {
+    YAML::Node s = n["source"];
+    if (!s || !s.IsScalar() || s.as<std::string>().empty())
+      fail(field, "a number without a source (add `source:` with a URL, a measurement file, or "
+                  "`assumption: why`)", &n);
+    const auto src = s.as<std::string>();
+    bool ok = false;
+    for (const char* p : kSourcePrefixes) ok = ok || src.rfind(p, 0) == 0;
+    if (!ok)
+      fail(join(field, "source"),
+           fmt::format("'{}' must start with one of http(s)://, measured:, read:, inferred:, "
+                       "assumption:, calibrated:, file:", src), &n);
+    return src;
+  }
+
+  template <class T>
+  T scalar(const YAML::Node& n, const std::string& field) {
+    if (!n.IsScalar()) fail(field, "expected a number", &n);
+    try {
+      return n.as<T>();
+    } catch (const YAML::Exception&) {
+      fail(field, fmt::format("'{}' is not a valid number", n.Scalar()), &n);
+    }
+  }
+
+  // A `{value: X, source: S}` mapping.
+  double number(const YAML::Node& parent, const std::string& field, const std::string& key,
+                double lo, double hi) {
+    const std::string f = join(field, key);
+    YAML::Node n = child(parent, field, key);
+    if (!n.IsMap()) fail(f, "expected {value: ..., source: ...}", &n);
+    only_keys(n, f, {"value", "source", "note"});
+    const double v = scalar<double>(child(n, f, "value"), join(f, "value"));
+    if (!(v >= lo && v <= hi)) fail(f, fmt::format("{} is outside [{}, {}]", v, lo, hi), &n);
+    out_.sources.push_back({f, n["value"].Scalar(), source_of(n, f)});
+    return v;
+  }
+
+  std::int32_t mhz(const YAML::Node& n, const std::string& field) {
+    const auto v = scalar<std::int32_t>(n, field);
+    if (v <= 0 || v > 100000) fail(field, fmt::format("{} MHz is not a plausible clock", v), &n);
+    return v;
+  }
+
+  // `{min, max, step, source}` or `{values: [...], source}`.
+  std::vector<std::int32_t> clock_list(const YAML::Node& parent, const std::string& field,
+                                       const std::string& key) {
+    const std::string f = join(field, key);
+    YAML::Node n = child(parent, field, key);
+    only_keys(n, f, {"min", "max", "step", "values", "source", "note"});
+    std::vector<std::int32_t> out;
+    if (n["values"]) {
+      for (const auto& v : n["values"]) out.push_back(mhz(v, join(f, "values")));
+    } else {
+      const auto lo = mhz(child(n, f, "min"), join(f, "min"));
+      const auto hi = mhz(child(n, f, "max"), join(f, "max"));
+      const auto step = mhz(child(n, f, "step"), join(f, "step"));
+      if (hi < lo) fail(f, "max below min", &n);
+      for (auto v = lo; v <= hi; v += step) out.push_back(v);
+      if (out.back() != hi) fail(f, "max is not min + k*step", &n);
+    }
+    if (out.empty()) fail(f, "no clocks", &n);
+    for (std::size_t i = 1; i < out.size(); ++i)
+      if (out[i] <= out[i - 1]) fail(f, "clocks must ascend without repeats", &n);
+    out_.sources.push_back({f, fmt::format("{}..{} ({} values)", out.front(), out.back(), out.size()),
+                            source_of(n, f)});
+    return out;
+  }
+
+  LatencyDistribution latency(const YAML::Node& parent, const std::string& field,
+                              const std::string& key) {
+    const std::string f = join(field, key);
+    YAML::Node n = child(parent, field, key);
+    only_keys(n, f, {"distribution", "value_us", "median_us", "min_us", "max_us", "sigma", "source",
+                     "note"});
+    LatencyDistribution d;
+    const auto kind = child(n, f, "distribution").as<std::string>();
+    auto get = [&](const char* k) {
+      const double v = scalar<double>(child(n, f, k), join(f, k));
+      if (v < 0) fail(join(f, k), "must be >= 0", &n);
+      return v;
+    };
+    if (kind == "fixed") {
+      d.kind = LatencyDistribution::Kind::fixed;
+      d.value_us = get("value_us");
+    } else if (kind == "uniform") {
+      d.kind = LatencyDistribution::Kind::uniform;
+      d.min_us = get("min_us");
+      d.max_us = get("max_us");
+      if (d.max_us < d.min_us) fail(f, "max_us below min_us", &n);
+    } else if (kind == "lognormal") {
+      d.kind = LatencyDistribution::Kind::lognormal;
+      d.value_us = get("median_us");
+      d.sigma = get("sigma");
+      d.min_us = get("min_us");
+      d.max_us = get("max_us");
+      if (d.max_us < d.min_us) fail(f, "max_us below min_us", &n);
+    } else {
+      fail(join(f, "distribution"), fmt::format("'{}' is not fixed, uniform or lognormal", kind), &n);
+    }
+    out_.sources.push_back({f, kind, source_of(n, f)});
+    return d;
+  }
+
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  LoadedDevice& out_;
+};
+
+void parse(const YAML::Node& root, Reader& r, Device& d) {
+  r.only_keys(root, "", {"name", "display_name", "nvml_name", "notes", "clocks", "voltage",
+                         "compute", "memory", "latency", "power", "governor", "switch_latency"});
+  auto str = [&](const char* key) {
+    YAML::Node n = r.child(root, "", key);
+    if (!n.IsScalar() || n.as<std::string>().empty()) r.fail(key, "expected a non-empty string", &n);
+    return n.as<std::string>();
+  };
+  d.name = str("name");
+  d.display_name = str("display_name");
+  d.nvml_name = str("nvml_name");
+
+  const YAML::Node clocks = r.child(root, "", "clocks");
+  r.only_keys(clocks, "clocks",
+              {"core_mhz", "memory_mhz", "memory_core_limits", "default", "deep_idle_core_mhz"});
+  d.core_clocks_mhz = r.clock_list(clocks, "clocks", "core_mhz");
+  d.memory_clocks_mhz = r.clock_list(clocks, "clocks", "memory_mhz");
+  if (YAML::Node lim = clocks["memory_core_limits"]) {
+    if (!lim.IsSequence()) r.fail("clocks.memory_core_limits", "expected a list", &lim);
+    for (std::size_t i = 0; i < lim.size(); ++i) {
+      const std::string f = fmt::format("clocks.memory_core_limits[{}]", i);
+      const YAML::Node e = lim[i];
+      r.only_keys(e, f, {"memory_mhz", "max_core_mhz", "source", "note"});
+      Device::MemoryCoreLimit l{r.mhz(r.child(e, f, "memory_mhz"), f + ".memory_mhz"),
+                                r.mhz(r.child(e, f, "max_core_mhz"), f + ".max_core_mhz")};
+      if (d.memory_index(l.memory_mhz) < 0)
+        r.fail(f + ".memory_mhz", fmt::format("{} MHz is not in clocks.memory_mhz", l.memory_mhz), &e);
+      r.source_of(e, f);
+      d.memory_core_limits.push_back(l);
+    }
+  }
+  {
+    const YAML::Node def = r.child(clocks, "clocks", "default");
+    r.only_keys(def, "clocks.default", {"core_mhz", "memory_mhz", "source", "note"});
+    d.default_core_mhz = r.mhz(r.child(def, "clocks.default", "core_mhz"), "clocks.default.core_mhz");
+    d.default_memory_mhz =
+        r.mhz(r.child(def, "clocks.default", "memory_mhz"), "clocks.default.memory_mhz");
+    r.source_of(def, "clocks.default");
+    const std::string why = d.why_unsupported(d.default_core_mhz, d.default_memory_mhz);
+    if (!why.empty()) r.fail("clocks.default", why, &def);
+  }
+  d.deep_idle_core_mhz = static_cast<std::int32_t>(
+      r.number(clocks, "clocks", "deep_idle_core_mhz", 1, 100000));
+
+  {
+    const YAML::Node v = r.child(root, "", "voltage");
+    r.only_keys(v, "voltage", {"points", "source", "note"});
+    const YAML::Node pts = r.child(v, "voltage", "points");
+    if (!pts.IsSequence() || pts.size() < 1) r.fail("voltage.points", "expected [[MHz, V], ...]", &pts);
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+      const std::string f = fmt::format("voltage.points[{}]", i);
+      if (!pts[i].IsSequence() || pts[i].size() != 2) r.fail(f, "expected [MHz, V]", &pts);
+      VoltagePoint p{r.mhz(pts[i][0], f), r.scalar<double>(pts[i][1], f)};
+      if (p.volts <= 0.3 || p.volts > 2.0) r.fail(f, fmt::format("{} V is not plausible", p.volts), &pts);
+      if (!d.voltage_curve.empty()) {
+        if (p.core_mhz <= d.voltage_curve.back().core_mhz) r.fail(f, "clocks must ascend", &pts);
+        if (p.volts < d.voltage_curve.back().volts)
+          r.fail(f, "voltage must not fall as the clock rises (V/F curve not monotone)", &pts);
+      }
+      d.voltage_curve.push_back(p);
+    }
+    r.source_of(v, "voltage");
+  }
+
+  const YAML::Node c = r.child(root, "", "compute");
+  r.only_keys(c, "compute", {"sm_count", "tensor_flops_per_clock_per_sm", "fp32_flops_per_clock_per_sm"});
+  d.sm_count = static_cast<std::int32_t>(r.number(c, "compute", "sm_count", 1, 10000));
+  d.tensor_flops_per_clock_per_sm = r.number(c, "compute", "tensor_flops_per_clock_per_sm", 1, 1e6);
+  d.fp32_flops_per_clock_per_sm = r.number(c, "compute", "fp32_flops_per_clock_per_sm", 1, 1e6);
+
+  const YAML::Node m = r.child(root, "", "memory");
+  r.only_keys(m, "memory", {"bandwidth_gbs", "bandwidth_memory_mhz"});
+  d.dram_bandwidth_gbs = r.number(m, "memory", "bandwidth_gbs", 1, 1e6);
+  d.dram_bandwidth_memory_mhz =
+      static_cast<std::int32_t>(r.number(m, "memory", "bandwidth_memory_mhz", 1, 100000));
+
+  const YAML::Node l = r.child(root, "", "latency");
+  r.only_keys(l, "latency", {"kappa", "fixed_ns", "min_kernel_ns", "compute_efficiency",
+                             "memory_efficiency"});
+  d.latency.kappa = r.number(l, "latency", "kappa", 0, 1);
+  d.latency.fixed_ns = r.number(l, "latency", "fixed_ns", 0, 1e6);
+  d.latency.min_kernel_ns = r.number(l, "latency", "min_kernel_ns", 0, 1e6);
+  d.latency.compute_efficiency = r.number(l, "latency", "compute_efficiency", 0.01, 10);
+  d.latency.memory_efficiency = r.number(l, "latency", "memory_efficiency", 0.01, 10);
+
+  const YAML::Node p = r.child(root, "", "power");
+  r.only_keys(p, "power", {"limit_w", "deep_idle_w", "const_w", "leak_w_per_v", "clock_w_per_v2ghz",
+                           "busy_w_per_v2ghz", "compute_w_per_v2ghz", "simt_w_per_v2ghz",
+                           "memory_active_w_per_ghz",
+                           "memory_idle_w_per_ghz"});
+  d.power.limit_w = r.number(p, "power", "limit_w", 1, 1e5);
+  d.power.deep_idle_w = r.number(p, "power", "deep_idle_w", 0, 1e5);
+  d.power.const_w = r.number(p, "power", "const_w", 0, 1e5);
+  d.power.leak_w_per_v = r.number(p, "power", "leak_w_per_v", 0, 1e5);
+  d.power.clock_w_per_v2ghz = r.number(p, "power", "clock_w_per_v2ghz", 0, 1e5);
+  d.power.busy_w_per_v2ghz = r.number(p, "power", "busy_w_per_v2ghz", 0, 1e5);
+  d.power.compute_w_per_v2ghz = r.number(p, "power", "compute_w_per_v2ghz", 0, 1e5);
+  // Optional for files written before the FP32 term existed: then FP32 work
+  // costs what tensor work costs per unit of utilisation.
+  d.power.simt_w_per_v2ghz = p["simt_w_per_v2ghz"]
+                                 ? r.number(p, "power", "simt_w_per_v2ghz", 0, 1e5)
+                                 : d.power.compute_w_per_v2ghz;
+  d.power.memory_active_w_per_ghz = r.number(p, "power", "memory_active_w_per_ghz", 0, 1e5);
+  d.power.memory_idle_w_per_ghz = r.number(p, "power", "memory_idle_w_per_ghz", 0, 1e5);
+
+  const YAML::Node g = r.child(root, "", "governor");
+  r.only_keys(g, "governor", {"period_ms", "up_step_mhz", "target_fraction"});
+  d.governor.period_ms = r.number(g, "governor", "period_ms", 0.01, 10000);
+  d.governor.up_step_mhz = r.number(g, "governor", "up_step_mhz", 1, 100000);
+  d.governor.target_fraction = r.number(g, "governor", "target_fraction", 0.5, 1.0);
+
+  const YAML::Node s = r.child(root, "", "switch_latency");
+  r.only_keys(s, "switch_latency", {"core", "memory", "memory_stall_us"});
+  d.core_switch = r.latency(s, "switch_latency", "core");
+  d.memory_switch = r.latency(s, "switch_latency", "memory");
+  d.memory_switch_stall_us = r.number(s, "switch_latency", "memory_stall_us", 0, 1e7);
+}
+
+}  // namespace
+
+LoadedDevice load_device_yaml(const std::string& yaml_text, const std::string& path) {
+  LoadedDevice out;
+  Reader r(path, out);
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    throw InputError(fmt::format("{}:{}: invalid YAML: {}", path, e.mark.line + 1, e.msg));
+  }
+  if (!root || !root.IsMap()) throw InputError(fmt::format("{}: expected a YAML mapping", path));
+  try {
+    parse(root, r, out.device);
+  } catch (const YAML::Exception& e) {
+    throw InputError(fmt::format("{}:{}: {}", path, e.mark.line + 1, e.msg));
+  }
+  out.device.source_path = path;
+  return out;
+}
+
+LoadedDevice load_device_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("{}: cannot open device file", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return load_device_yaml(ss.str(), path);
+}
+
+std::string device_directory() {
+  if (const char* env = std::getenv("DVFSIM_DEVICES"); env && *env) return env;
+  return DVFSIM_DEFAULT_DEVICE_DIR;
+}
+
+std::vector<std::string> list_devices() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(device_directory(), ec))
+    if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+LoadedDevice load_device(const std::string& name_or_path) {
+  const bool is_path = name_or_path.find('/') != std::string::npos ||
+                       (name_or_path.size() > 5 &&
+                        name_or_path.compare(name_or_path.size() - 5, 5, ".yaml") == 0);
+  if (is_path) return load_device_file(name_or_path);
+  const auto path = std::filesystem::path(device_directory()) / (name_or_path + ".yaml");
+  if (!std::filesystem::exists(path)) {
+    std::string known;
+    for (const auto& n : list_devices()) known += (known.empty() ? "" : ", ") + n;
+    throw InputError(fmt::format("unknown device '{}' (known: {}; or give a path to a YAML file)",
+                                 name_or_path, known));
+  }
+  return load_device_file(path.string());
+}
+
+}  // namespace dvfsim

@@ -1,0 +1,201 @@
+// The H200 model against its measured steady states: traces/data/README.md and
+// models/calibration/h200/measurements.csv (random data; the README's 406 W
+// copy was measured on zero-filled memory, which toggles far fewer bits).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "models/calibrate.h"
+#include "models/cmos_power.h"
+#include "models/device_yaml.h"
+#include "models/native_governor.h"
+#include "models/roofline_overlap.h"
+#include "sim/error.h"
+
+namespace dvfsim {
+namespace {
+
+const Device& h200() {
+  static const Device d = load_device(std::string(DVFSIM_SOURCE_DIR) + "/models/devices/h200.yaml").device;
+  return d;
+}
+
+// Steady state of the governor for a constant activity, from the top clock.
+std::int32_t settle(const Utilisation& u, const Device& d, const PowerModel& p) {
+  NativeGovernor g(d, p);
+  std::int32_t cap = d.max_core_mhz();
+  for (int i = 0; i < 50; ++i)
+    cap = g.cap_core_mhz(u, make_clocks(d, cap, d.default_memory_mhz), cap);
+  return cap;
+}
+
+TEST(H200Model, ContextIdleIs121WattAt1980) {
+  CmosPower p(h200());
+  EXPECT_NEAR(p.power_w({}, make_clocks(h200(), 1980, 3201)), 121.0, 0.05 * 121.0);
+  EXPECT_NEAR(p.deep_idle_w(), 79.3, 0.05 * 79.3);  // 77 W in the trace README, 79.3 W in the calibration run
+}
+
+TEST(H200Model, GemmIsHeldByTheCapNear1450MHzAnd691Watt) {
+  const Device& d = h200();
+  CmosPower p(d);
+  // gemm_bf16_m8192_n8192_k8192: 3.095 PFLOP and 1.13 TB in 4.70 s, measured
+  // 691.8 W at a mean 1443 MHz (p10/p90 1410/1485), power cap reason set.
+  const double s = 4.7006;
+  const double u_c = 3094999361607814.0 / s / d.tensor_flops_per_s(1443);
+  const Utilisation gemm{1.0, u_c, 1133422617776.0 / s / d.dram_bytes_per_s(3201)};
+  const auto f = settle(gemm, d, p);
+  EXPECT_NEAR(f, 1443, 60) << f;
+  EXPECT_NEAR(p.power_w(gemm, make_clocks(d, f, 3201)), 691.8, 0.05 * 691.8);
+}
+
+TEST(H200Model, DeviceCopyRunsAt1980MHzUncapped) {
+  const Device& d = h200();
+  CmosPower p(d);
+  // copy_4GB: 19.75 TB read + written in 4.60 s at 1980 MHz, 662.0 W.
+  const Utilisation copy{1.0, 0.0, 19747059721413.0 / 4.6001 / d.dram_bytes_per_s(3201)};
+  EXPECT_EQ(settle(copy, d, p), 1980);
+  EXPECT_NEAR(p.power_w(copy, make_clocks(d, 1980, 3201)), 662.0, 0.05 * 662.0);
+}
+
+TEST(H200Model, ContextIdleHoldsTheTopClock) {
+  const Device& d = h200();
+  CmosPower p(d);
+  EXPECT_EQ(settle(Utilisation{}, d, p), 1980);
+}
+
+TEST(H200Model, GovernorRecoversSlowlyWhenLoadDrops) {
+  const Device& d = h200();
+  CmosPower p(d);
+  NativeGovernor g(d, p);
+  // From 1485 MHz with no load: 120 MHz per 100 ms period, so 1980 after ~4-5 periods (~0.4 s).
+  std::int32_t cap = 1485;
+  int periods = 0;
+  while (cap < 1980 && periods < 20) {
+    cap = g.cap_core_mhz({}, make_clocks(d, cap, 3201), cap);
+    ++periods;
+  }
+  EXPECT_GE(periods, 4);
+  EXPECT_LE(periods, 5);
+}
+
+TEST(RooflineOverlap, CaptureDeviceReproducesMeasuredDurationsAtCaptureClocks) {
+  const Device& d = h200();
+  Workload w;
+  w.capture.device = "h200";
+  w.capture.core_mhz = 1710;
+  w.capture.memory_mhz = 3201;
+  w.intern("");
+  for (int i = 0; i < 3; ++i) {
+    Kernel k;
+    k.work.duration_ns = 100'000 * (i + 1);
+    k.cls = i == 0 ? KernelClass::gemm : KernelClass::elementwise;
+    k.work.flops = i == 0 ? 5e10 : 1e6;
+    k.work.dram_bytes = i == 2 ? 0 : 1e8;
+    w.kernels.push_back(k);
+  }
+  RooflineOverlap lat(d);
+  const auto costs = lat.prepare(w, d, d);
+  const Clocks c0 = make_clocks(d, 1710, 3201);
+  for (std::size_t i = 0; i < costs.size(); ++i)
+    EXPECT_NEAR(lat.duration_ns(costs[i], c0), static_cast<double>(w.kernels[i].work.duration_ns), 1.0) << i;
+  // Compute-bound: half the core clock, about twice the time; memory-bound: little change.
+  const Clocks slow = make_clocks(d, 855, 3201);
+  EXPECT_NEAR(lat.duration_ns(costs[0], slow) / 100'000.0, 2.0, 0.1);
+  EXPECT_LT(lat.duration_ns(costs[1], slow) / 200'000.0, 1.15);
+}
+
+}  // namespace
+}  // namespace dvfsim
+
+namespace dvfsim {
+namespace {
+
+// Every stored H200 microbenchmark against the shipped (calibrated) model.
+TEST(H200Model, ReproducesTheStoredMicrobenchmarks) {
+  const auto rows = read_calibration_csv(std::string(DVFSIM_SOURCE_DIR) +
+                                         "/models/calibration/h200/measurements.csv");
+  ASSERT_GE(rows.size(), 20u);
+  double sq = 0;
+  int n = 0;
+  for (const auto& r : rows) {
+    if (r.cls == "mixed" || r.cls == "deep_idle") continue;  // not fitted (docs/calibration.md)
+    const double pred = predict_row_power_w(h200(), h200().power, r);
+    const double err = 100.0 * (pred - r.mean_power_w) / r.mean_power_w;
+    EXPECT_LT(std::abs(err), 8.0) << r.name << ": model " << pred << " W, measured " << r.mean_power_w;
+    sq += err * err;
+    ++n;
+  }
+  EXPECT_LT(std::sqrt(sq / n), 5.0);
+}
+
+TEST(Calibrate, RefittingTheStoredCsvGivesTheShippedCoefficients) {
+  const auto rows = read_calibration_csv(std::string(DVFSIM_SOURCE_DIR) +
+                                         "/models/calibration/h200/measurements.csv");
+  const CalibrationFit fit = fit_power(h200(), rows);
+  EXPECT_NEAR(fit.power.compute_w_per_v2ghz, h200().power.compute_w_per_v2ghz, 1e-3 * h200().power.compute_w_per_v2ghz);
+  EXPECT_NEAR(fit.power.memory_active_w_per_ghz, h200().power.memory_active_w_per_ghz,
+              1e-3 * h200().power.memory_active_w_per_ghz);
+  EXPECT_NEAR(fit.idle_scale, 1.0, 1e-3);
+  EXPECT_LT(fit.rms_error_pct, 5.0);
+}
+
+TEST(Calibrate, FitRecoversKnownCoefficientsFromSyntheticRows) {
+  // Rows generated from known coefficients must be fitted back exactly.
+  Device d = h200();
+  PowerParams truth = d.power;
+  truth.busy_w_per_v2ghz = 100;
+  truth.compute_w_per_v2ghz = 400;
+  truth.simt_w_per_v2ghz = 900;
+  truth.memory_active_w_per_ghz = 60;
+  std::vector<CalibrationRow> rows;
+  const char* classes[] = {"gemm", "elementwise", "memcpy", "reduction", "attention"};
+  for (int i = 0; i < 10; ++i) {
+    CalibrationRow r;
+    r.name = "r" + std::to_string(i);
+    r.cls = classes[i % 5];
+    r.core_mhz = 1200 + 75 * i;
+    r.memory_mhz = 3201;
+    r.window_s = 1;
+    r.busy_s = 0.5 + 0.05 * i;
+    r.flops = 1e14 * (i + 1);
+    r.dram_bytes = 2e11 * (10 - i);
+    r.mean_power_w = 1;
+    r.mean_power_w = predict_row_power_w(d, truth, r);
+    rows.push_back(r);
+  }
+  CalibrationRow idle;
+  idle.name = "idle";
+  idle.cls = "idle";
+  idle.core_mhz = 1980;
+  idle.memory_mhz = 3201;
+  idle.window_s = 1;
+  idle.mean_power_w = predict_row_power_w(d, truth, idle);
+  rows.push_back(idle);
+  const CalibrationFit fit = fit_power(d, rows);
+  EXPECT_NEAR(fit.power.busy_w_per_v2ghz, 100, 1e-6);
+  EXPECT_NEAR(fit.power.compute_w_per_v2ghz, 400, 1e-6);
+  EXPECT_NEAR(fit.power.simt_w_per_v2ghz, 900, 1e-6);
+  EXPECT_NEAR(fit.power.memory_active_w_per_ghz, 60, 1e-6);
+  EXPECT_LT(fit.rms_error_pct, 1e-6);
+}
+
+TEST(Calibrate, BadCsvNamesFileLineAndColumn) {
+  const std::string path = ::testing::TempDir() + "/bad_cal.csv";
+  {
+    std::ofstream out(path);
+    out << "name,class,core_mhz,memory_mhz,window_s,busy_s,mean_power_w,flops,dram_bytes\n";
+    out << "a,gemm,1400,3201,1,1,fast,1,1\n";
+  }
+  try {
+    read_calibration_csv(path);
+    FAIL();
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("bad_cal.csv:2"), std::string::npos) << m;
+    EXPECT_NE(m.find("mean_power_w"), std::string::npos) << m;
+  }
+}
+
+}  // namespace
+}  // namespace dvfsim
