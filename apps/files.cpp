@@ -1,0 +1,66 @@
+#include "apps/files.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "sim/error.h"
+
+namespace dvfsim {
+
+void write_file_atomic(const std::string& path, std::string_view content) {
+  const std::filesystem::path target(path);
+  const auto tmp = target.parent_path() /
+                   fmt::format(".{}.tmp.{}", target.filename().string(), static_cast<long>(getpid()));
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError(fmt::format("{}: cannot write", tmp.string()));
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+    out.flush();
+    if (!out) throw InputError(fmt::format("{}: write failed (disk full?)", tmp.string()));
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, target, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    throw InputError(fmt::format("{}: cannot move the finished file into place", path));
+  }
+}
+
+void make_output_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir))
+    throw InputError(fmt::format("--out {}: cannot create the output directory ({})", dir, ec.message()));
+}
+
+std::string csv_field(std::string_view s) {
+  if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+  return out;
+}
+
+std::string file_fingerprint(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  std::uint64_t h = 1469598103934665603ull;
+  char buf[1 << 16];
+  while (in) {
+    in.read(buf, sizeof buf);
+    for (std::streamsize i = 0; i < in.gcount(); ++i) {
+      h ^= static_cast<unsigned char>(buf[i]);
+      h *= 1099511628211ull;
+    }
+  }
+  return fmt::format("fnv1a64:{:016x}", h);
+}
+
+}  // namespace dvfsim

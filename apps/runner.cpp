@@ -1,0 +1,125 @@
+#include "apps/runner.h"
+
+#include <algorithm>
+#include <charconv>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "models/cmos_power.h"
+#include "models/native_governor.h"
+#include "models/roofline_overlap.h"
+#include "policies/registry.h"
+#include "sim/error.h"
+#include "traces/trace.h"
+
+namespace dvfsim {
+
+const std::vector<std::string>& engine_setting_keys() {
+  static const std::vector<std::string> keys = {"switch_latency_us"};
+  return keys;
+}
+
+std::shared_ptr<const Workload> load_workload(const std::string& path) {
+  static std::mutex m;
+  static std::map<std::string, std::shared_ptr<const Workload>> cache;
+  {
+    std::lock_guard<std::mutex> lock(m);
+    if (auto it = cache.find(path); it != cache.end()) return it->second;
+  }
+  auto w = std::make_shared<const Workload>(read_trace(path));
+  std::lock_guard<std::mutex> lock(m);
+  return cache.emplace(path, std::move(w)).first->second;
+}
+
+std::shared_ptr<const LoadedDevice> load_device_cached(const std::string& name_or_path) {
+  static std::mutex m;
+  static std::map<std::string, std::shared_ptr<const LoadedDevice>> cache;
+  {
+    std::lock_guard<std::mutex> lock(m);
+    if (auto it = cache.find(name_or_path); it != cache.end()) return it->second;
+  }
+  auto d = std::make_shared<const LoadedDevice>(load_device(name_or_path));
+  std::lock_guard<std::mutex> lock(m);
+  return cache.emplace(name_or_path, std::move(d)).first->second;
+}
+
+Prepared prepare(std::shared_ptr<const Workload> w, std::shared_ptr<const LoadedDevice> target) {
+  Prepared p;
+  p.workload = std::move(w);
+  p.target = std::move(target);
+  const std::string& cap = p.workload->capture.device;
+  if (cap.empty())
+    throw InputError(fmt::format("{}: the trace does not say which GPU captured it", p.workload->source_path));
+  p.capture = cap == p.target->device.name ? p.target : load_device_cached(cap);
+  const Device& d = p.target->device;
+  p.latency = std::make_unique<RooflineOverlap>(d);
+  p.power = std::make_unique<CmosPower>(d);
+  p.governor = std::make_unique<NativeGovernor>(d, *p.power);
+  p.costs = p.latency->prepare(*p.workload, p.capture->device, d);
+  return p;
+}
+
+RunResult replay_policy(const Prepared& p, const std::string& policy,
+                        const std::map<std::string, std::string>& params, const EngineConfig& cfg,
+                        const RunResult* baseline) {
+  const PolicyInfo& info = find_policy(policy);
+  const Params resolved = resolve_params(info, params);
+  std::unique_ptr<Policy> pol = info.make(resolved);
+  EngineInputs in;
+  in.workload = p.workload.get();
+  in.device = &p.target->device;
+  in.latency = p.latency.get();
+  in.power = p.power.get();
+  in.governor = p.governor.get();
+  in.costs = &p.costs;
+  in.baseline = baseline;
+  RunResult r = replay(in, *pol, cfg);
+  r.policy = info.name;
+  r.oracle = info.oracle;
+  return r;
+}
+
+double energy_saving_pct(const RunResult& r, const RunResult& base) {
+  return base.energy_j > 0 ? 100.0 * (base.energy_j - r.energy_j) / base.energy_j : 0.0;
+}
+double slowdown_pct(const RunResult& r, const RunResult& base) {
+  const double b = base.time_s();
+  return b > 0 ? 100.0 * (r.time_s() - b) / b : 0.0;
+}
+
+Simulation simulate(const RunSpec& spec) {
+  Simulation sim;
+  sim.workload = load_workload(spec.trace_path);
+  sim.target = load_device_cached(spec.device);
+  const PolicyInfo& info = find_policy(spec.policy);  // fail early on a bad name
+
+  std::map<std::string, std::string> policy_settings;
+  sim.engine.seed = spec.seed;
+  sim.engine.record_timeline = spec.record_timeline;
+  for (const auto& [key, value] : spec.settings) {
+    if (key == "switch_latency_us") {
+      double v = -1;
+      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+      if (ec != std::errc() || ptr != value.data() + value.size() || v < 0)
+        throw InputError(fmt::format("--set switch_latency_us={}: expected a latency >= 0 in microseconds", value));
+      sim.engine.switch_latency_override_us = v;
+    } else {
+      policy_settings[key] = value;
+    }
+  }
+  sim.policy_params = resolve_params(info, policy_settings).all();
+
+  const Prepared p = prepare(sim.workload, sim.target);
+  sim.capture = p.capture;
+  if (!spec.baseline.empty() && spec.baseline != "none") {
+    find_policy(spec.baseline);
+    sim.baseline = replay_policy(p, spec.baseline, {}, sim.engine);
+    sim.has_baseline = true;
+  }
+  sim.result = replay_policy(p, spec.policy, policy_settings, sim.engine,
+                             sim.has_baseline ? &sim.baseline : nullptr);
+  return sim;
+}
+
+}  // namespace dvfsim

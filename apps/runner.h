@@ -1,0 +1,69 @@
+#pragma once
+// Wires one simulation: loads the trace and devices, builds the models, runs
+// the baseline and the policy, and returns both results. Used by `run`,
+// `sweep`, `hw validate`, the benchmarks and the end-to-end tests.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/device_yaml.h"
+#include "sim/engine.h"
+#include "sim/result.h"
+#include "sim/workload.h"
+
+namespace dvfsim {
+
+struct RunSpec {
+  std::string trace_path;
+  std::string device = "h200";  // name or YAML path
+  std::string policy = "native";
+  std::map<std::string, std::string> settings;  // --set KEY=VALUE
+  std::string baseline = "native";               // "" or "none": no baseline run
+  std::uint64_t seed = 1;
+  bool record_timeline = true;
+};
+
+// Keys of --set that configure the engine rather than the policy.
+const std::vector<std::string>& engine_setting_keys();
+
+struct Simulation {
+  std::shared_ptr<const Workload> workload;
+  std::shared_ptr<const LoadedDevice> capture;  // the device the trace was captured on
+  std::shared_ptr<const LoadedDevice> target;   // the simulated device
+  std::string latency_model = "roofline-overlap";
+  std::string power_model = "cmos";
+  std::string governor = "native";
+  EngineConfig engine;
+  std::map<std::string, std::string> policy_params;  // resolved, defaults filled
+  RunResult result;
+  bool has_baseline = false;
+  RunResult baseline;
+};
+
+// Loads a trace (Kineto JSON or native), cached by path for the process.
+std::shared_ptr<const Workload> load_workload(const std::string& path);
+std::shared_ptr<const LoadedDevice> load_device_cached(const std::string& name_or_path);
+
+Simulation simulate(const RunSpec& spec);
+
+// One replay with prepared inputs (for benchmarks and tests).
+struct Prepared {
+  std::shared_ptr<const Workload> workload;
+  std::shared_ptr<const LoadedDevice> capture, target;
+  std::unique_ptr<LatencyModel> latency;
+  std::unique_ptr<PowerModel> power;
+  std::unique_ptr<Governor> governor;
+  std::vector<KernelCost> costs;
+};
+Prepared prepare(std::shared_ptr<const Workload> w, std::shared_ptr<const LoadedDevice> target);
+RunResult replay_policy(const Prepared& p, const std::string& policy,
+                        const std::map<std::string, std::string>& params, const EngineConfig& cfg,
+                        const RunResult* baseline = nullptr);
+
+// Percent helpers with the sign convention of summary.json.
+double energy_saving_pct(const RunResult& r, const RunResult& base);
+double slowdown_pct(const RunResult& r, const RunResult& base);
+
+}  // namespace dvfsim

@@ -1,0 +1,275 @@
+#pragma once
+// Shared planning helpers of the optimising policies (docs/policies.md):
+//
+//  - the clock grid: every supported (core, memory) pair of a device;
+//  - per-item time/energy tables over the grid, computed once per policy run
+//    from the latency and power models (an item is a kernel, a group of
+//    identical kernels, or a whole phase), with the firmware power cap applied
+//    per kernel and the idle power of the gap after a kernel included;
+//  - each item's lower convex hull in the (time, energy) plane;
+//  - the multiple-choice knapsack solver (least energy under a time budget) by
+//    Lagrangian relaxation with bisection on the multiplier, a greedy fill of
+//    the budget left over, and the dual bound that proves how far from optimal
+//    the answer can be; the same hulls give edp/ed2p optima;
+//  - solver reports (primal, dual bound, gap) that `dvfsim run` can print;
+//  - for online policies: a learner that records the profiling iteration the
+//    way an online policy may see it, and a switcher that issues each planned
+//    switch early by the expected switch latency so that it lands on time.
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "policies/objective.h"
+#include "sim/models.h"
+#include "sim/policy.h"
+
+namespace dvfsim::plan {
+
+// ---------------------------------------------------------------- the grid
+
+// Every supported pair of a device, memory-major, core ascending within one
+// memory clock: pairs of memory index m are [mem_begin[m], mem_begin[m + 1]).
+struct Grid {
+  std::vector<Clocks> pairs;
+  std::vector<std::uint32_t> mem_begin;
+  // Index of a pair, or -1 when the device does not support it.
+  int find(std::int32_t core_mhz, std::int32_t memory_mhz) const;
+};
+Grid make_grid(const Device& d);
+
+// ---------------------------------------------------------------- tables
+
+// What a table row is built from: one kernel's cost, repeated `count` times.
+struct ItemSpec {
+  KernelCost cost;
+  double time_scale = 1.0;  // measured / modelled time (online policies); 1 = the model
+  double gap_ns = 0.0;      // idle time after the kernel, spent at its clocks
+  std::uint32_t count = 1;
+};
+
+struct TableOptions {
+  // Per-kernel power cap in W (the governor's target: limit x target_fraction):
+  // a pair whose modelled power for the kernel exceeds it runs at the highest
+  // core clock that fits, as the firmware would force. <= 0: no cap.
+  double cap_w = 0.0;
+};
+// The options a policy on `d` should use (cap_w from the device's limit and
+// governor target fraction).
+TableOptions default_table_options(const Device& d);
+
+// time and energy of every item at every grid pair (row-major, item x pair).
+// Energy = kernel power x time + context-idle power at the same clocks x gap:
+// the whole board power, so a slower kernel pays the static power over the
+// time it adds.
+struct Tables {
+  Grid grid;
+  std::size_t items = 0;
+  std::size_t pairs = 0;
+  std::vector<double> time_ns;
+  std::vector<double> energy_j;
+  std::vector<std::uint32_t> count;
+  double t(std::size_t item, std::size_t pair) const { return time_ns[item * pairs + pair]; }
+  double e(std::size_t item, std::size_t pair) const { return energy_j[item * pairs + pair]; }
+  std::uint64_t copies() const;
+};
+Tables build_tables(const Device& d, const LatencyModel& lat, const PowerModel& pow,
+                    const std::vector<ItemSpec>& items, const TableOptions& opt);
+// Sums rows of `t` into groups: group g's row is the sum of count x row over
+// the items with group_of[item] == g (count of every group: 1).
+Tables group_tables(const Tables& t, const std::vector<std::uint32_t>& group_of, std::size_t groups);
+
+// Groups identical kernels (same cost, scale and gap to 0.1 us) into items.
+struct Grouping {
+  std::vector<ItemSpec> items;
+  std::vector<std::uint32_t> item_of;  // per input kernel
+};
+Grouping group_identical(const std::vector<ItemSpec>& kernels);
+
+// ---------------------------------------------------------------- hulls
+
+// Each item's lower-left convex hull in the (time, energy) plane: vertices in
+// ascending time and descending energy, slopes increasing towards 0. Only hull
+// vertices can minimise E + lambda T.
+struct Hulls {
+  std::vector<std::uint32_t> begin;  // item i: vertices [begin[i], begin[i + 1])
+  std::vector<std::int32_t> pair;
+  std::vector<double> t, e;
+  std::vector<char> allowed;  // the pairs considered (empty: all)
+  std::size_t size(std::size_t item) const { return begin[item + 1] - begin[item]; }
+};
+// `allowed` (optional, one flag per grid pair) restricts the pairs considered.
+Hulls lower_hulls(const Tables& t, const std::vector<char>* allowed = nullptr);
+
+// ---------------------------------------------------------------- the solver
+
+// An assignment: for every item, how many of its copies run at which pair.
+struct Choice {
+  std::int32_t pair = 0;
+  std::uint32_t count = 0;
+};
+struct Assignment {
+  std::vector<std::vector<Choice>> items;
+  // The pair of the r-th copy of an item (copies in launch order).
+  std::int32_t pair_of(std::size_t item, std::uint32_t r) const;
+};
+
+struct Solution {
+  Assignment assignment;
+  double time_ns = 0.0;    // sum over copies (no offsets)
+  double energy_j = 0.0;
+  // Lagrangian dual bound: no assignment meeting the budget uses less energy.
+  // Equal to energy_j when the solution is provably optimal.
+  double dual_bound_j = 0.0;
+  double lambda = 0.0;     // J/ns at the solution
+  bool feasible = true;    // false: even the fastest pairs miss the budget
+  int iterations = 0;      // bisection steps
+  double gap_j() const { return energy_j - dual_bound_j; }
+  double gap_pct() const { return energy_j > 0 ? 100.0 * gap_j() / energy_j : 0.0; }
+};
+
+// Least energy with sum(time) <= budget_ns: Lagrangian relaxation over the
+// hulls (bisection on lambda, every item at argmin E + lambda T), then a greedy
+// fill of the leftover budget along hull edges in order of joules saved per ns
+// and one pass over all pairs. budget_ns = +inf gives each item its least
+// energy. An infeasible budget gives the fastest pairs (feasible = false).
+Solution solve_budget(const Tables& t, const Hulls& h, double budget_ns);
+
+// Minimises objective.score(E + energy_offset, T + time_offset) over the
+// aggregate hull (every Lagrangian breakpoint and the copies between them);
+// for waste and energy it calls solve_budget with
+// budget = objective.budget(reference_ns) - time_offset_ns.
+Solution solve_objective(const Tables& t, const Hulls& h, const Objective& o,
+                         double reference_ns, double time_offset_ns, double energy_offset_j);
+
+// Every copy at the same pair `pair` (totals only).
+Solution at_pair(const Tables& t, std::int32_t pair);
+
+// ---------------------------------------------------------------- reports
+
+// One solve, as `dvfsim run` reports it: what was solved, the primal, the
+// Lagrangian bound and the gap.
+struct SolveReport {
+  std::string policy;
+  std::string what;
+  std::size_t items = 0;
+  std::uint64_t copies = 0;
+  std::size_t pairs = 0;
+  std::size_t hull_vertices = 0;
+  double budget_ns = 0.0;
+  double time_ns = 0.0;
+  double energy_j = 0.0;
+  double dual_bound_j = 0.0;
+  double gap_j = 0.0;
+  double gap_pct = 0.0;
+  bool feasible = true;
+  double solve_ms = 0.0;
+  std::string line() const;  // one readable line
+};
+// Stores the report for this thread and, unless quiet_reports(true), writes
+// its line to stderr prefixed "dvfsim: ".
+void publish(const SolveReport& r);
+// The reports published on this thread since the last clear_reports().
+const std::vector<SolveReport>& reports();
+void clear_reports();
+// Silences the stderr lines on this thread (tests, sweeps).
+void quiet_reports(bool quiet);
+
+// ---------------------------------------------------------------- online
+
+// What an online policy saw of one kernel of its profiling iteration: the
+// kernel as launched (name, launch configuration, cost from the latency model's
+// split) and, once it ended, its measured duration at the clocks it ran at.
+struct Observed {
+  std::uint32_t name_id = 0;
+  std::uint64_t launch_key = 0;
+  Phase phase = Phase::other;
+  KernelClass cls = KernelClass::other;
+  KernelCost cost;
+  Clocks clocks;               // effective clocks when it started
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  double scale = 1.0;          // measured / modelled duration at `clocks`
+  double gap_after_ns = 0.0;   // until the next kernel started
+  double measured_ns() const { return static_cast<double>(end_ns - start_ns); }
+};
+
+// Records the kernels of one profiling iteration (the first one the policy
+// sees) from on_kernel_start / on_kernel_end alone, then follows later
+// iterations position by position, checking every launched kernel against the
+// learned sequence (name and launch configuration) and re-synchronising
+// within a window when the sequence deviates.
+class SequenceLearner {
+ public:
+  void on_start(PolicyContext& ctx, std::uint32_t kernel);
+  void on_end(PolicyContext& ctx, std::uint32_t kernel);
+  // True from the first kernel of the iteration after the profiling one.
+  bool learned() const { return learned_; }
+  // True exactly during the on_start call in which learning completed.
+  bool just_learned() const { return just_learned_; }
+  const std::vector<Observed>& sequence() const { return seq_; }
+  // Position in the learned sequence of the kernel started last; -1 while
+  // profiling or when lost.
+  int position() const { return pos_; }
+  // The profiling iteration's time: first start to the next iteration's first start.
+  double iteration_ns() const { return iteration_ns_; }
+  // Sum of the measured durations of the profiling iteration.
+  double busy_ns() const;
+
+ private:
+  bool learned_ = false, just_learned_ = false;
+  std::int32_t profiling_iteration_ = -1;
+  std::int32_t current_iteration_ = -1;
+  std::vector<Observed> seq_;
+  int pos_ = -1;
+  int lost_from_ = 0;
+  std::int64_t first_start_ns_ = 0;
+  double iteration_ns_ = 0.0;
+};
+
+std::uint64_t launch_key(const Kernel& k);
+
+// Items (one per position) of a learned sequence, for build_tables.
+std::vector<ItemSpec> items_from(const std::vector<Observed>& seq);
+
+// Drives a per-position plan of pairs through ctx.request. With `early`, each
+// change of pair is requested ahead of the kernel it is for by the expected
+// switch latency of the domains that change (core, memory), predicted from
+// the planned durations and observed gaps, via set_timer or the end of an
+// earlier kernel; it lands on time when the prediction holds. Without
+// `early`, each change is requested when its kernel starts.
+class Switcher {
+ public:
+  struct Step {
+    Clocks pair;
+    double duration_ns = 0.0;  // predicted at `pair`
+    double gap_ns = 0.0;       // predicted idle time after it
+  };
+  void set_plan(std::vector<Step> steps, bool early) {
+    steps_ = std::move(steps);
+    early_ = early;
+    issued_ordinal_ = -1;
+  }
+  bool active() const { return !steps_.empty(); }
+  // The kernel at `position` of the plan starts now (position < 0: unknown,
+  // the switcher stops predicting until the next known position).
+  void on_start(PolicyContext& ctx, int position);
+  void on_end(PolicyContext& ctx);
+  void on_timer(PolicyContext& ctx);
+  double lead_ns(const PolicyContext& ctx, const Clocks& from, const Clocks& to) const;
+
+ private:
+  void schedule(PolicyContext& ctx, std::int64_t next_free_ns);
+  std::vector<Step> steps_;
+  bool early_ = true;
+  int pos_ = -1;
+  std::int64_t ordinal_ = 0;         // kernels started under the plan
+  std::int64_t start_ns_ = 0;        // start of the current kernel
+  bool running_ = false;
+  std::int64_t issued_ordinal_ = -1; // ordinal of the kernel the last early request is for
+};
+
+// Context-idle power at a pair.
+double idle_power_w(const PowerModel& pow, const Clocks& c);
+
+}  // namespace dvfsim::plan

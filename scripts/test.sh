@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds and runs every test. With --sanitize: a separate AddressSanitizer +
+# UndefinedBehaviorSanitizer build (build-asan/) runs the same tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+if [ "${1:-}" = "--sanitize" ]; then
+  bash scripts/build.sh build-asan -DDVFSIM_SANITIZE=ON -DDVFSIM_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  ctest --test-dir build-asan --output-on-failure -j "$(nproc)"
+  exit 0
+fi
+bash scripts/build.sh build
+ctest --test-dir build --output-on-failure -j "$(nproc)"
+# Format check: the tree must match .clang-format.
+files=$(git ls-files '*.cpp' '*.h' '*.cc' 2>/dev/null || true)
+if [ -n "$files" ]; then
+  clang-format --dry-run --Werror $files
+fi

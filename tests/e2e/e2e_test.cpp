@@ -1,0 +1,108 @@
+// End to end: the dvfsim program on the shipped GPT-3-XL H200 trace, checked
+// against the measurement that came with it (golden numbers).
+#include <gtest/gtest.h>
+
+#include <simdjson.h>
+
+#include "tests/e2e/run_util.h"
+
+namespace dvfsim::testing {
+namespace {
+
+constexpr double kMeasuredStepS = 0.1545;   // traces/data/...measured.json: 9.2717 s / 60 steps
+constexpr double kMeasuredStepJ = 107.359;  // 6,441,557 mJ / 60 steps
+constexpr double kTracedStepS = 0.15284;    // mean of the two traced steps (152.14, 153.54 ms)
+
+class ShippedTrace : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = temp_dir("native");
+    result_ = run_dvfsim(std::string("run --trace ") + DVFSIM_SHIPPED_TRACE +
+                         " --device h200 --policy native --out " + dir_);
+  }
+  static std::string dir_;
+  static ProcessResult result_;
+};
+std::string ShippedTrace::dir_;
+ProcessResult ShippedTrace::result_;
+
+TEST_F(ShippedTrace, NativeRunSucceedsAndWritesEveryOutput) {
+  ASSERT_EQ(result_.exit_code, 0) << result_.output;
+  for (const char* f : {"summary.json", "kernels.csv", "timeline.csv", "clock_switches.csv",
+                        "trace.json", "manifest.json"})
+    EXPECT_FALSE(read_text(dir_ + "/" + f).empty()) << f;
+}
+
+TEST_F(ShippedTrace, NativeReproducesTracedStepAndMeasuredEnergy) {
+  ASSERT_EQ(result_.exit_code, 0) << result_.output;
+  simdjson::dom::parser parser;
+  simdjson::dom::element s = parser.load(dir_ + "/summary.json");
+  for (const char* key : {"trace", "device", "policy", "oracle", "time_s", "energy_j", "avg_power_w",
+                          "iterations", "time_per_iteration_s", "energy_per_iteration_j",
+                          "clock_switches", "switch_stall_s", "baseline", "energy_saving_pct",
+                          "slowdown_pct"})
+    EXPECT_EQ(s[key].error(), simdjson::SUCCESS) << key;
+  EXPECT_EQ(int64_t(s["iterations"]), 2);
+  const double t = double(s["time_per_iteration_s"]);
+  const double e = double(s["energy_per_iteration_j"]);
+  EXPECT_NEAR(t, kTracedStepS, 0.02 * kTracedStepS) << "time per iteration " << t;
+  EXPECT_NEAR(e, kMeasuredStepJ, 0.05 * kMeasuredStepJ) << "energy per iteration " << e;
+  // And within 2 % of the unprofiled measured step too.
+  EXPECT_NEAR(t, kMeasuredStepS, 0.02 * kMeasuredStepS);
+}
+
+TEST_F(ShippedTrace, KernelsCsvHasOneRowPerActivityWithTheDesignColumns) {
+  ASSERT_EQ(result_.exit_code, 0) << result_.output;
+  const std::string csv = read_text(dir_ + "/kernels.csv");
+  const std::string header = csv.substr(0, csv.find('\n'));
+  for (const char* col : {"index", "iteration", "name", "class", "phase", "stream", "start_ns",
+                          "duration_ns", "flops", "dram_bytes", "work_source", "requested_core_mhz",
+                          "requested_memory_mhz", "core_mhz", "memory_mhz", "power_w", "energy_j"})
+    EXPECT_NE(header.find(col), std::string::npos) << col;
+  std::size_t rows = 0;
+  for (char c : csv) rows += c == '\n';
+  EXPECT_EQ(rows, 1u + 3718u);  // 2 x (1,438 kernels + 421 memsets)
+}
+
+TEST_F(ShippedTrace, SameInputsGiveByteIdenticalOutputs) {
+  ASSERT_EQ(result_.exit_code, 0) << result_.output;
+  const std::string again = temp_dir("native-again");
+  const auto r = run_dvfsim(std::string("run --trace ") + DVFSIM_SHIPPED_TRACE +
+                            " --device h200 --policy native --out " + again);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* f : {"summary.json", "kernels.csv", "timeline.csv", "clock_switches.csv", "trace.json"})
+    EXPECT_EQ(read_text(dir_ + "/" + f), read_text(again + "/" + f)) << f;
+}
+
+TEST(EndToEnd, TraceInfoReportsIterationsKernelsAndShapesCoverage) {
+  const auto r = run_dvfsim(std::string("trace info ") + DVFSIM_SHIPPED_TRACE);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("1438"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("gemm"), std::string::npos);
+  EXPECT_NE(r.output.find("backward"), std::string::npos);
+  EXPECT_NE(r.output.find("work from shapes"), std::string::npos);
+}
+
+TEST(EndToEnd, StaticPolicyAtLowerClockIsSlowerAndSwitchLatencyIsCounted) {
+  const std::string dir = temp_dir("static");
+  const auto r = run_dvfsim(std::string("run --trace ") + DVFSIM_SHIPPED_TRACE +
+                            " --device h200 --policy static --set core_mhz=1200 --out " + dir);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  simdjson::dom::parser parser;
+  simdjson::dom::element s = parser.load(dir + "/summary.json");
+  EXPECT_GT(double(s["slowdown_pct"]), 5.0);
+  EXPECT_GT(double(s["energy_saving_pct"]), 0.0);
+}
+
+TEST(EndToEnd, ValidateComparesWithTheMeasurement) {
+  const std::string measured =
+      std::string(DVFSIM_SOURCE_DIR) + "/traces/data/gpt3xl_h200_train_b4_t2048.measured.json";
+  const auto r = run_dvfsim(std::string("hw validate --trace ") + DVFSIM_SHIPPED_TRACE +
+                            " --measured " + measured + " --device h200 --tolerance 5");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("energy (J)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("107.36"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace dvfsim::testing
