@@ -1,0 +1,508 @@
+#!/usr/bin/env python3
+"""Writes the notebooks of notebooks/ from the cells below, so that they stay
+reviewable as ordinary Python: edit this file, run it, commit both.
+
+    /usr/bin/python3 notebooks/make_notebooks.py
+
+Each notebook reads one experiment's results.csv (written by `dvfsim sweep`):
+from $<EXPERIMENT>_RESULTS if set (e.g. SWITCH_LATENCY_RESULTS=path/results.csv),
+else $DVFSIM_RESULTS_DIR/<experiment>/results.csv, else
+../results/<experiment>/results.csv relative to notebooks/. Figures go to
+$DVFSIM_FIGURES_DIR (default notebooks/figures/) as PNG and PDF.
+"""
+import json
+import pathlib
+import textwrap
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+
+def md(text):
+    return {"cell_type": "markdown", "metadata": {}, "source": textwrap.dedent(text).strip("\n")}
+
+
+def code(text):
+    return {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+            "source": textwrap.dedent(text).strip("\n")}
+
+
+def setup(experiment):
+    var = experiment.upper() + "_RESULTS"
+    return code(f'''
+        import json, os, pathlib
+        import numpy as np
+        import pandas as pd
+        import matplotlib
+        import matplotlib.pyplot as plt
+        from matplotlib.ticker import FuncFormatter
+
+        EXPERIMENT = "{experiment}"
+        RESULTS_DIR = pathlib.Path(os.environ.get("DVFSIM_RESULTS_DIR", "../results"))
+        RESULTS = pathlib.Path(os.environ.get("{var}") or RESULTS_DIR / EXPERIMENT / "results.csv")
+        FIGURES = pathlib.Path(os.environ.get("DVFSIM_FIGURES_DIR", "figures"))
+        FIGURES.mkdir(parents=True, exist_ok=True)
+        REPO = pathlib.Path(os.environ.get("DVFSIM_SOURCE_DIR", ".."))
+
+        plt.rcParams.update({{"figure.dpi": 110, "savefig.dpi": 150, "font.size": 9,
+                             "axes.grid": True, "grid.alpha": 0.3, "svg.hashsalt": "dvfsim"}})
+        POLICY_ORDER = ["kernel-oracle", "kernel-predictive", "latency-aware", "pass-level",
+                        "static-best", "static", "max", "native"]
+        COLORS = dict(zip(POLICY_ORDER, plt.get_cmap("tab10").colors))
+        MARKERS = dict(zip(POLICY_ORDER, "osD^v<>x"))
+
+        def save(fig, stem):
+            """PNG and PDF under FIGURES, without timestamps (reproducible files)."""
+            fig.savefig(FIGURES / f"{{stem}}.png", bbox_inches="tight", metadata={{"Software": None}})
+            fig.savefig(FIGURES / f"{{stem}}.pdf", bbox_inches="tight",
+                        metadata={{"CreationDate": None, "Producer": None}})
+            print("wrote", FIGURES / f"{{stem}}.png", "and .pdf")
+
+        def ordered(values, order=POLICY_ORDER):
+            values = list(dict.fromkeys(values))
+            return [v for v in order if v in values] + [v for v in values if v not in order]
+
+        def latency_label(us, _pos=None):
+            if us >= 1e6: return f"{{us/1e6:g}} s"
+            if us >= 1e3: return f"{{us/1e3:g}} ms"
+            return f"{{us:g}} µs"
+
+        raw = pd.read_csv(RESULTS, keep_default_na=False, na_values=[""])
+        failed = raw[raw["status"] != "ok"]
+        if len(failed):
+            print(f"{{len(failed)}} failed run(s), left out:")
+            display(failed[["run_id", "error"]])
+        df = raw[raw["status"] == "ok"].copy()
+        print(f"{{RESULTS}}: {{len(df)}} runs")
+    ''')
+
+
+def notebook(cells):
+    return {
+        "cells": cells,
+        "metadata": {
+            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+
+
+NOTEBOOKS = {}
+
+# ---------------------------------------------------------------------------
+NOTEBOOKS["01-table2.ipynb"] = notebook([
+    md("""
+    # Table 2 — per-kernel vs per-pass DVFS on the RTX 3080 Ti
+
+    Experiment `experiments/table2_3080ti.yaml`: the GPT-3 XL training step
+    (captured on an H200) replayed on the RTX 3080 Ti model with free clock
+    switches (`switch_latency_us=0`). Policies: `static-best` (one pair for
+    the run), `pass-level` (one pair per forward/backward/optimizer pass),
+    `kernel-oracle` with the time budget aggregated per kernel (`local`) or
+    over the whole run (`global`); objectives `waste` (least energy at no
+    slowdown) and `edp` (least energy × delay). Savings and slowdowns are
+    against the GPU left alone (`native`). `kernel-oracle` reads the future:
+    its numbers are upper bounds.
+    """),
+    setup("table2_3080ti"),
+    code('''
+        def config(r):
+            agg = r.get("aggregation")
+            return r["policy"] + (f" ({agg})" if isinstance(agg, str) and agg and r["policy"] == "kernel-oracle" else "")
+
+        df["config"] = df.apply(config, axis=1)
+        configs = ordered(df["config"], [c for p in POLICY_ORDER for c in
+                          (p, f"{p} (local)", f"{p} (global)")])
+        objectives = ordered(df["objective"], ["waste", "energy", "edp", "ed2p"])
+        table = (df.set_index(["config", "objective"])
+                   [["energy_saving_pct", "slowdown_pct", "energy_per_iteration_j",
+                     "time_per_iteration_s", "clock_switches"]]
+                   .unstack("objective").reindex(configs))
+        table.to_csv(FIGURES / "01-table2.csv")
+        device = ", ".join(df["device"].unique())
+        print(f"device {device}; baseline {df['baseline_policy'].iloc[0]}: "
+              f"{df['baseline_energy_per_iteration_j'].iloc[0]:.2f} J and "
+              f"{df['baseline_time_per_iteration_s'].iloc[0]*1e3:.2f} ms per iteration")
+        table.round(3)
+    '''),
+    code('''
+        fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+        width = 0.8 / max(len(objectives), 1)
+        x = np.arange(len(configs))
+        for ax, col, label in [(axes[0], "energy_saving_pct", "energy saving vs native (%)"),
+                               (axes[1], "slowdown_pct", "slowdown vs native (%)")]:
+            for i, obj in enumerate(objectives):
+                sub = df[df["objective"] == obj].set_index("config").reindex(configs)
+                bars = ax.bar(x + (i - (len(objectives) - 1) / 2) * width, sub[col], width,
+                              label=f"objective {obj}", color=plt.get_cmap("Set2").colors[i])
+                ax.bar_label(bars, fmt="%.1f", fontsize=7, padding=1)
+            ax.set_xticks(x, [c.replace(" (", "\\n(") for c in configs])
+            ax.set_ylabel(label)
+            ax.axhline(0, color="k", lw=0.8)
+        axes[0].legend(loc="best", fontsize=8)
+        fig.suptitle(f"GPT-3 XL training step on {device}, free clock switches")
+        fig.tight_layout()
+        save(fig, "01-table2")
+    '''),
+    md("""
+    **Figure 01-table2.** Energy saving (left) and slowdown (right) per
+    iteration against `native` on the RTX 3080 Ti, for each policy
+    configuration (x) and objective (colour), with free clock switches. Under
+    `waste` the slowdown stays at or below the allowed 0 %; `edp` trades time
+    for energy. `kernel-oracle (global)` may spend the time budget where it
+    saves the most energy, so it saves at least as much as `local`, which
+    must meet the budget kernel by kernel. The table above (also in
+    `figures/01-table2.csv`) has the numbers.
+    """),
+])
+
+# ---------------------------------------------------------------------------
+NOTEBOOKS["02-per-kernel-clocks.ipynb"] = notebook([
+    md("""
+    # Per-kernel clocks chosen by the kernel oracle on the RTX 3080 Ti
+
+    Experiment `experiments/per_kernel_clocks_3080ti.yaml`: `kernel-oracle`
+    (global aggregation, objective `waste`, no slowdown allowed, free
+    switches). The run's `kernels.csv` holds, for every kernel launch, the
+    clocks the policy requested; here they are grouped per distinct kernel
+    (name, class, phase).
+    """),
+    setup("per_kernel_clocks_3080ti"),
+    code('''
+        run = df[df["policy"] == "kernel-oracle"].iloc[0]
+        kernels = pd.read_csv(RESULTS.parent / run["run_dir"] / "kernels.csv")
+        device = run["device"]
+        print(f"{device}: energy saving {run['energy_saving_pct']:.2f} %, slowdown {run['slowdown_pct']:.3f} %, "
+              f"{int(run['clock_switches'])} clock switches, {len(kernels)} kernel launches")
+
+        kernels["pair"] = (kernels["requested_core_mhz"].astype(int).astype(str) + "/" +
+                           kernels["requested_memory_mhz"].astype(int).astype(str))
+        def mode(s):
+            return s.value_counts().index[0]
+        g = kernels.groupby(["name", "class", "phase"], sort=False)
+        per = pd.DataFrame({
+            "launches": g.size(),
+            "core_mhz": g["requested_core_mhz"].agg(mode),
+            "memory_mhz": g["requested_memory_mhz"].agg(mode),
+            "distinct_pairs": g["pair"].nunique(),
+            "baseline_time_ms": g["baseline_duration_ns"].sum() / 1e6,
+            "time_ms": g["duration_ns"].sum() / 1e6,
+            "baseline_energy_j": g["baseline_energy_j"].sum(),
+            "energy_j": g["energy_j"].sum(),
+        }).reset_index()
+        per["time_change_pct"] = 100 * (per["time_ms"] / per["baseline_time_ms"] - 1)
+        per["energy_saving_pct"] = 100 * (1 - per["energy_j"] / per["baseline_energy_j"])
+        per["share_of_time_pct"] = 100 * per["baseline_time_ms"] / per["baseline_time_ms"].sum()
+        per = per.sort_values("baseline_time_ms", ascending=False).reset_index(drop=True)
+        per.to_csv(FIGURES / "02-per-kernel-clocks.csv", index=False)
+        short = per.copy()
+        short["name"] = short["name"].str.slice(0, 60)
+        print(f"{len(per)} distinct kernels; the 25 that take the most time:")
+        short.head(25).round(2)
+    '''),
+    code('''
+        classes = (per.groupby("class")["baseline_time_ms"].sum().sort_values(ascending=False).index.tolist())
+        fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), gridspec_kw={"width_ratios": [1.4, 1]})
+        ax = axes[0]
+        mems = sorted(per["memory_mhz"].unique())
+        cmap = plt.get_cmap("viridis", max(len(mems), 2))
+        rng = np.random.default_rng(0)
+        for i, cls in enumerate(classes):
+            sub = per[per["class"] == cls]
+            xs = i + rng.uniform(-0.28, 0.28, len(sub))
+            ax.scatter(xs, sub["core_mhz"], s=8 + 400 * sub["share_of_time_pct"] / per["share_of_time_pct"].max(),
+                       c=[cmap(mems.index(m)) for m in sub["memory_mhz"]], alpha=0.7, edgecolors="k", linewidths=0.3)
+        ax.set_xticks(range(len(classes)), classes, rotation=30, ha="right")
+        ax.set_ylabel("chosen core clock (MHz)")
+        ax.set_xlabel("kernel class (marker area ∝ share of baseline GPU time)")
+        for j, m in enumerate(mems):
+            ax.scatter([], [], color=cmap(j), label=f"memory {m} MHz")
+        ax.legend(fontsize=7, loc="lower right")
+        ax.set_title("(a) one marker per distinct kernel")
+
+        ax = axes[1]
+        phases = ordered(per["phase"], ["forward", "backward", "optimizer", "other"])
+        bins = np.linspace(per["core_mhz"].min() - 50, per["core_mhz"].max() + 50, 25)
+        ax.hist([per.loc[per["phase"] == p, "core_mhz"] for p in phases], bins=bins, stacked=True,
+                weights=[per.loc[per["phase"] == p, "share_of_time_pct"] for p in phases], label=phases)
+        ax.set_xlabel("chosen core clock (MHz)")
+        ax.set_ylabel("share of baseline GPU time (%)")
+        ax.legend(fontsize=8)
+        ax.set_title("(b) time-weighted, by phase")
+        fig.suptitle(f"kernel-oracle (global, waste, 0 % slowdown) on {device}: clocks per distinct kernel")
+        fig.tight_layout()
+        save(fig, "02-per-kernel-clocks")
+    '''),
+    md("""
+    **Figure 02-per-kernel-clocks.** (a) The core clock that the kernel
+    oracle chooses for each distinct kernel (one marker per name, class and
+    phase; the most frequent choice when launches differ), grouped by kernel
+    class, marker area proportional to the kernel's share of the baseline GPU
+    time, colour the memory clock. (b) The same choices weighted by GPU time,
+    stacked by training phase. Memory-bound kernels (elementwise, norm,
+    optimizer) tolerate low core clocks at no slowdown; GEMMs and attention
+    stay high. The full table is `figures/02-per-kernel-clocks.csv`.
+    """),
+])
+
+# ---------------------------------------------------------------------------
+NOTEBOOKS["03-switch-latency.ipynb"] = notebook([
+    md("""
+    # How much of the saving survives the clock-switch latency
+
+    Experiment `experiments/switch_latency.yaml`: every clock switch takes
+    `switch_latency_us` (1 µs to 200 ms); the old clocks hold until the
+    switch lands (DESIGN.md, semantics 5). Policies use objective `waste`
+    with no slowdown allowed; savings and slowdowns are against `native`.
+    """),
+    setup("switch_latency"),
+    code('''
+        df = df.sort_values("switch_latency_us")
+        devices = list(dict.fromkeys(df["device"]))
+        policies = ordered(df["policy"])
+        PER_KERNEL = [p for p in ["kernel-oracle", "kernel-predictive"] if p in policies]
+
+        def crossover(sub):
+            """Smallest latency from which the best per-kernel policy saves less than static-best
+            (or than nothing when static-best is absent)."""
+            if not PER_KERNEL: return np.nan
+            best = sub[sub["policy"].isin(PER_KERNEL)].groupby("switch_latency_us")["energy_saving_pct"].max()
+            ref = (sub[sub["policy"] == "static-best"].set_index("switch_latency_us")["energy_saving_pct"]
+                   .reindex(best.index) if "static-best" in policies else pd.Series(0.0, index=best.index))
+            worse = best < ref
+            # from this latency on, per-kernel DVFS never pays again
+            for lat in best.index:
+                if worse.loc[lat:].all(): return lat
+            return np.nan
+
+        rows = []
+        for d in devices:
+            sub = df[df["device"] == d]
+            lo, hi = sub["switch_latency_us"].min(), sub["switch_latency_us"].max()
+            r = {"device": d, "per_kernel_stops_paying_us": crossover(sub)}
+            for p in policies:
+                s = sub[sub["policy"] == p].set_index("switch_latency_us")["energy_saving_pct"]
+                r[f"{p} saving @{latency_label(lo)} (%)"] = s.get(lo, np.nan)
+                r[f"{p} saving @{latency_label(hi)} (%)"] = s.get(hi, np.nan)
+            rows.append(r)
+        summary = pd.DataFrame(rows).set_index("device")
+        summary.to_csv(FIGURES / "03-switch-latency.csv")
+        summary.T.round(2)
+    '''),
+    code('''
+        fig, axes = plt.subplots(2, len(devices), figsize=(3.6 * len(devices), 6.0), sharex=True, squeeze=False)
+        for j, d in enumerate(devices):
+            sub = df[df["device"] == d]
+            top, bottom = axes[0, j], axes[1, j]
+            for p in policies:
+                s = sub[sub["policy"] == p]
+                kw = dict(color=COLORS.get(p), marker=MARKERS.get(p, "o"), ms=4, lw=1.4, label=p)
+                top.plot(s["switch_latency_us"], s["energy_saving_pct"], **kw)
+                bottom.plot(s["switch_latency_us"], s["slowdown_pct"], **kw)
+            cross = summary.loc[d, "per_kernel_stops_paying_us"]
+            if np.isfinite(cross):
+                for ax in (top, bottom):
+                    ax.axvline(cross, color="grey", ls=":", lw=1.2)
+                top.annotate(f"per-kernel DVFS\\nstops paying\\n≥ {latency_label(cross)}", (cross, 0.02),
+                             xycoords=("data", "axes fraction"), fontsize=7, color="dimgrey",
+                             xytext=(3, 0), textcoords="offset points")
+            if "latency-aware" in policies:
+                la = sub[sub["policy"] == "latency-aware"].sort_values("switch_latency_us")
+                if len(la):
+                    last = la.iloc[-1]
+                    top.annotate(f"{last['energy_saving_pct']:.1f} %", (last["switch_latency_us"], last["energy_saving_pct"]),
+                                 fontsize=7, color=COLORS["latency-aware"], xytext=(-4, 6),
+                                 textcoords="offset points", ha="right")
+            for ax in (top, bottom):
+                ax.set_xscale("log")
+                ax.axhline(0, color="k", lw=0.8)
+                ax.xaxis.set_major_formatter(FuncFormatter(latency_label))
+            if bottom.get_ylim()[1] > 50:
+                bottom.set_yscale("symlog", linthresh=10)
+            top.set_title(d)
+            bottom.set_xlabel("clock-switch latency")
+        axes[0, 0].set_ylabel("energy saving vs native (%)")
+        axes[1, 0].set_ylabel("slowdown vs native (%)")
+        axes[0, 0].legend(fontsize=7, loc="lower left")
+        fig.suptitle("GPT-3 XL training step: energy saving and slowdown vs clock-switch latency (objective waste, 0 % budget)")
+        fig.tight_layout()
+        save(fig, "03-switch-latency")
+    '''),
+    md("""
+    **Figure 03-switch-latency.** Top row: energy saving per iteration
+    against `native` as the clock-switch latency grows (log scale, 1 µs to
+    200 ms), one panel per GPU, one line per policy. Bottom row: the slowdown
+    that comes with it (symmetric-log scale when it grows large). The dotted
+    line marks where per-kernel DVFS (the better of `kernel-oracle` and
+    `kernel-predictive`) stops paying: from that latency on it saves less
+    than the single best static pair. `latency-aware` groups kernels into
+    segments long enough to amortise the latency, so it follows the
+    per-kernel policies while switches are cheap and keeps the per-pass
+    saving (labelled at the largest latency) when they are not. The table
+    above (`figures/03-switch-latency.csv`) gives the numbers at the ends of
+    the range.
+    """),
+])
+
+# ---------------------------------------------------------------------------
+NOTEBOOKS["04-pareto.ipynb"] = notebook([
+    md("""
+    # Energy saving vs allowed slowdown on the RTX 3080 Ti
+
+    Experiment `experiments/pareto_3080ti.yaml`: objective `waste` with the
+    allowed slowdown `max_slowdown` from 0 to 30 %, free clock switches.
+    """),
+    setup("pareto_3080ti"),
+    code('''
+        df = df.sort_values("max_slowdown")
+        policies = ordered(df["policy"])
+        device = ", ".join(df["device"].unique())
+        table = df.pivot_table(index="max_slowdown", columns="policy",
+                               values=["energy_saving_pct", "slowdown_pct"])
+        table.to_csv(FIGURES / "04-pareto.csv")
+        table.round(2)
+    '''),
+    code('''
+        fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.8))
+        ax = axes[0]
+        for p in policies:
+            s = df[df["policy"] == p]
+            ax.plot(s["slowdown_pct"], s["energy_saving_pct"], marker=MARKERS.get(p, "o"), ms=4,
+                    color=COLORS.get(p), label=p)
+        last = df[df["policy"] == policies[0]]
+        for _, r in last.iterrows():
+            ax.annotate(f"{r['max_slowdown']:g}", (r["slowdown_pct"], r["energy_saving_pct"]),
+                        fontsize=6, xytext=(3, -8), textcoords="offset points", color=COLORS.get(policies[0]))
+        ax.set_xlabel("slowdown vs native (%)")
+        ax.set_ylabel("energy saving vs native (%)")
+        ax.set_title(f"(a) trade-off (labels: allowed slowdown %, {policies[0]})", fontsize=8)
+        ax.legend(fontsize=8)
+        ax = axes[1]
+        for p in policies:
+            s = df[df["policy"] == p]
+            ax.plot(s["max_slowdown"], s["slowdown_pct"], marker=MARKERS.get(p, "o"), ms=4,
+                    color=COLORS.get(p), label=p)
+        lim = df["max_slowdown"].max()
+        ax.plot([0, lim], [0, lim], color="k", ls="--", lw=0.8, label="budget")
+        ax.set_xlabel("allowed slowdown, max_slowdown (%)")
+        ax.set_ylabel("achieved slowdown vs native (%)")
+        ax.set_title("(b) the slowdown stays within the budget", fontsize=8)
+        ax.legend(fontsize=8)
+        fig.suptitle(f"GPT-3 XL training step on {device}: objective waste, free clock switches")
+        fig.tight_layout()
+        save(fig, "04-pareto")
+    '''),
+    md("""
+    **Figure 04-pareto.** (a) Energy saving against achieved slowdown, both
+    per iteration and against `native`, as the allowed slowdown grows from 0
+    to 30 % (points labelled with the budget for the first policy); higher
+    and further left is better. (b) The achieved slowdown against the allowed
+    one: points on or under the dashed line respect the budget. The numbers
+    are in `figures/04-pareto.csv`.
+    """),
+])
+
+# ---------------------------------------------------------------------------
+NOTEBOOKS["05-validation.ipynb"] = notebook([
+    md("""
+    # Predicted vs measured on the H200
+
+    Experiment `experiments/validation_h200.yaml`: each H200 capture replayed
+    on the H200 model under `native` (the GPU left to its firmware, as it ran
+    during the measurement). Measured values come from the NVML energy window
+    stored next to each trace (`<trace>.measured.json`: `energy_per_step_j`
+    and `time_per_step_s`, or `steps[0]` = energy_mJ and dt_s over `steps`).
+    """),
+    setup("validation_h200"),
+    code('''
+        def measured_for(trace):
+            p = REPO / trace
+            name = p.name
+            for suffix in (".kineto.json.gz", ".kineto.json", ".json.gz", ".json", ".sqlite", ".gz"):
+                if name.endswith(suffix):
+                    name = name[: -len(suffix)]
+                    break
+            m = p.with_name(name + ".measured.json")
+            if not m.exists():
+                return None
+            j = json.loads(m.read_text())
+            w = (j.get("steps") or [{}])[0]
+            e = j.get("energy_per_step_j") or (w["energy_mJ"] / 1e3 / w["steps"] if w else np.nan)
+            t = j.get("time_per_step_s") or (w["dt_s"] / w["steps"] if w else np.nan)
+            return {"measured_energy_per_iteration_j": e, "measured_time_per_iteration_s": t,
+                    "measured_power_w": e / t, "measured_file": str(m.relative_to(REPO))}
+
+        rows = []
+        for _, r in df.iterrows():
+            m = measured_for(r["trace"])
+            if m is None:
+                print("no measurement for", r["trace"])
+                continue
+            rows.append({"trace": r["trace_name"], "device": r["device"], "policy": r["policy"],
+                         "predicted_energy_per_iteration_j": r["energy_per_iteration_j"],
+                         "predicted_time_per_iteration_s": r["time_per_iteration_s"],
+                         "predicted_power_w": r["energy_per_iteration_j"] / r["time_per_iteration_s"], **m})
+        v = pd.DataFrame(rows)
+        for q in ("energy_per_iteration_j", "time_per_iteration_s", "power_w"):
+            v[f"{q}_error_pct"] = 100 * (v[f"predicted_{q}"] / v[f"measured_{q}"] - 1)
+        v.to_csv(FIGURES / "05-validation.csv", index=False)
+        print("mean |error|: energy {:.1f} %, time {:.1f} %".format(
+            v["energy_per_iteration_j_error_pct"].abs().mean(), v["time_per_iteration_s_error_pct"].abs().mean()))
+        v.drop(columns=["measured_file"]).round(3)
+    '''),
+    code('''
+        fig, axes = plt.subplots(1, 3, figsize=(12, 3.8), gridspec_kw={"width_ratios": [1, 1, 1.2]})
+        marks = dict(zip(v["trace"], "osD^v<>p*h"))
+        for ax, q, scale, unit in [(axes[0], "energy_per_iteration_j", 1, "J"),
+                                   (axes[1], "time_per_iteration_s", 1e3, "ms")]:
+            lim = 1.1 * scale * max(v[f"measured_{q}"].max(), v[f"predicted_{q}"].max())
+            xs = np.linspace(0, lim, 2)
+            ax.fill_between(xs, 0.9 * xs, 1.1 * xs, color="grey", alpha=0.15, label="±10 %")
+            ax.plot(xs, xs, color="k", lw=0.8, ls="--", label="predicted = measured")
+            for _, r in v.iterrows():
+                ax.scatter(scale * r[f"measured_{q}"], scale * r[f"predicted_{q}"], marker=marks[r["trace"]],
+                           s=40, label=r["trace"], zorder=3)
+            ax.set_xlim(0, lim); ax.set_ylim(0, lim); ax.set_aspect("equal")
+            what = "energy per iteration" if q.startswith("energy") else "time per iteration"
+            ax.set_xlabel(f"measured {what} ({unit})")
+            ax.set_ylabel(f"predicted {what} ({unit})")
+        axes[0].legend(fontsize=6, loc="upper left")
+        ax = axes[2]
+        x = np.arange(len(v))
+        for i, (q, label) in enumerate([("energy_per_iteration_j", "energy"), ("time_per_iteration_s", "time"),
+                                        ("power_w", "mean power")]):
+            bars = ax.bar(x + (i - 1) * 0.27, v[f"{q}_error_pct"], 0.27, label=label)
+            ax.bar_label(bars, fmt="%.0f", fontsize=6, padding=1)
+        ax.set_xticks(x, v["trace"], rotation=25, ha="right", fontsize=7)
+        ax.axhline(0, color="k", lw=0.8)
+        ax.set_ylabel("prediction error vs measured (%)")
+        ax.legend(fontsize=7)
+        fig.suptitle("H200, native: predicted (dvfsim) vs measured (NVML) per training/inference iteration")
+        fig.tight_layout()
+        save(fig, "05-validation")
+    '''),
+    md("""
+    **Figure 05-validation.** Left and middle: predicted against measured
+    energy and time per iteration on the H200 for every capture (dashed:
+    perfect agreement; band: ±10 %). Right: the relative error of energy,
+    time and mean power per trace. Measured values are NVML energy-counter
+    windows of tens of unprofiled steps; the replay uses the two profiled
+    steps of each trace. Where the profiler slowed the host (the small,
+    host-bound `gpt3medium_train_b1_t512`, see `validation/h200/README.md`)
+    the replay sees longer launch gaps than the measured steps had, so its
+    time per iteration is too long. The table is `figures/05-validation.csv`.
+    """),
+])
+
+
+def main():
+    for name, nb in NOTEBOOKS.items():
+        for i, cell in enumerate(nb["cells"]):
+            cell["id"] = f"{name.split('-')[0]}-{i:02d}"
+        (HERE / name).write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
+        print("wrote", HERE / name)
+
+
+if __name__ == "__main__":
+    main()
