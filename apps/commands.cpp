@@ -75,7 +75,7 @@ void add_run(CLI::App& app, int& exit_code) {
     print_run_summary(std::cout, o->spec, sim);
     if (o->per_kernel) print_kernel_choices(std::cout, sim, o->rows);
     std::cout << fmt::format("  wrote {}/ (summary.json, kernels.csv, timeline.csv, "
-                             "clock_switches.csv, trace.json, manifest.json) in {:.2f} s\n",
+                             "clock_switches.csv, trace.json, clock_plan.json, manifest.json) in {:.2f} s\n",
                              o->out, seconds_since(t0));
     exit_code = 0;
   });

@@ -11,6 +11,7 @@
 
 #include "apps/files.h"
 #include "apps/json.h"
+#include "hw/plan.h"
 
 #ifndef DVFSIM_VERSION
 #define DVFSIM_VERSION "0.0.0"
@@ -239,6 +240,37 @@ std::string manifest_json(const RunSpec& spec, const Simulation& sim) {
   return j.str() + "\n";
 }
 
+std::string clock_plan_json(const RunSpec& spec, const Simulation& sim) {
+  const Workload& w = *sim.workload;
+  const RunResult& r = sim.result;
+  hw::ClockPlan plan;
+  plan.device = sim.target->device.name;
+  plan.mode = hw::ClockPlanMode::kTimeWindows;
+  plan.source = fmt::format("dvfsim run --policy {} on {} (last iteration of {})", r.policy,
+                            plan.device, spec.trace_path);
+  const auto last = static_cast<std::size_t>(w.iterations - 1);
+  const std::uint32_t b = w.iteration_begin[last], e = w.iteration_begin[last + 1];
+  if (b == e) return hw::format_clock_plan(plan);
+  const std::int64_t t0 = r.kernels[b].start_ns;
+  plan.period_ms = std::max<std::int64_t>(1, (r.iteration_time_ns[last] + 500'000) / 1'000'000);
+  for (std::uint32_t i = b; i < e; ++i) {
+    const KernelResult& k = r.kernels[i];
+    const hw::ClockSetting c{k.requested_core_mhz, k.requested_memory_mhz};
+    const std::int64_t ms = (k.start_ns - t0) / 1'000'000;
+    if (ms >= plan.period_ms) break;
+    if (!plan.windows.empty()) {
+      hw::ClockWindow& back = plan.windows.back();
+      if (back.clocks.core_mhz == c.core_mhz && back.clocks.memory_mhz == c.memory_mhz) continue;
+      if (back.start_ms == ms) {  // several changes within one millisecond: the last one holds
+        back.clocks = c;
+        continue;
+      }
+    }
+    plan.windows.push_back({ms, c});
+  }
+  return hw::format_clock_plan(plan);
+}
+
 void write_run_outputs(const std::string& dir, const RunSpec& spec, const Simulation& sim) {
   make_output_dir(dir);
   const std::filesystem::path d(dir);
@@ -247,6 +279,7 @@ void write_run_outputs(const std::string& dir, const RunSpec& spec, const Simula
   write_file_atomic((d / "clock_switches.csv").string(), clock_switches_csv(sim));
   write_file_atomic((d / "trace.json").string(), perfetto_trace_json(sim));
   write_file_atomic((d / "manifest.json").string(), manifest_json(spec, sim));
+  write_file_atomic((d / "clock_plan.json").string(), clock_plan_json(spec, sim));
   // Last, so that its presence means the run is complete (sweep resumes on it).
   write_file_atomic((d / "summary.json").string(), summary_json(spec, sim));
 }

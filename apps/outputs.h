@@ -15,6 +15,9 @@ std::string timeline_csv(const Simulation& sim);
 std::string clock_switches_csv(const Simulation& sim);
 std::string perfetto_trace_json(const Simulation& sim);
 std::string manifest_json(const RunSpec& spec, const Simulation& sim);
+// The clocks the policy asked for during the last iteration, as a repeating
+// time-window plan for `dvfsim hw apply` (format in docs/hw.md).
+std::string clock_plan_json(const RunSpec& spec, const Simulation& sim);
 
 void write_run_outputs(const std::string& dir, const RunSpec& spec, const Simulation& sim);
 // The short human table `run` prints.

@@ -4,6 +4,7 @@
 
 #include <simdjson.h>
 
+#include "hw/plan.h"
 #include "tests/e2e/run_util.h"
 
 namespace dvfsim::testing {
@@ -29,7 +30,7 @@ ProcessResult ShippedTrace::result_;
 TEST_F(ShippedTrace, NativeRunSucceedsAndWritesEveryOutput) {
   ASSERT_EQ(result_.exit_code, 0) << result_.output;
   for (const char* f : {"summary.json", "kernels.csv", "timeline.csv", "clock_switches.csv",
-                        "trace.json", "manifest.json"})
+                        "trace.json", "clock_plan.json", "manifest.json"})
     EXPECT_FALSE(read_text(dir_ + "/" + f).empty()) << f;
 }
 
@@ -83,7 +84,7 @@ TEST(EndToEnd, TraceInfoReportsIterationsKernelsAndShapesCoverage) {
   EXPECT_NE(r.output.find("work from shapes"), std::string::npos);
 }
 
-TEST(EndToEnd, StaticPolicyAtLowerClockIsSlowerAndSwitchLatencyIsCounted) {
+TEST(EndToEnd, StaticPolicyAtLowerClockSavesEnergyAndWritesItsClockPlan) {
   const std::string dir = temp_dir("static");
   const auto r = run_dvfsim(std::string("run --trace ") + DVFSIM_SHIPPED_TRACE +
                             " --device h200 --policy static --set core_mhz=1200 --out " + dir);
@@ -92,6 +93,13 @@ TEST(EndToEnd, StaticPolicyAtLowerClockIsSlowerAndSwitchLatencyIsCounted) {
   simdjson::dom::element s = parser.load(dir + "/summary.json");
   EXPECT_GT(double(s["slowdown_pct"]), 5.0);
   EXPECT_GT(double(s["energy_saving_pct"]), 0.0);
+  // The run's clock plan is one window at the static pair, repeating every iteration.
+  const hw::ClockPlan plan = hw::load_clock_plan(dir + "/clock_plan.json");
+  ASSERT_EQ(plan.windows.size(), 1u);
+  EXPECT_EQ(plan.windows[0].clocks.core_mhz, 1200);
+  EXPECT_EQ(plan.windows[0].clocks.memory_mhz, 3201);
+  const double last_iteration_s = double(s["iteration_time_s"].at(1));
+  EXPECT_NEAR(static_cast<double>(plan.period_ms), 1e3 * last_iteration_s, 0.5);
 }
 
 TEST(EndToEnd, ValidateComparesWithTheMeasurement) {
