@@ -141,7 +141,9 @@ void add_policies(CLI::App& app, int& exit_code) {
     }
     std::cout << "engine settings for every policy:\n"
                  "    --set switch_latency_us=...  (optional) replaces every clock-switch latency "
-                 "of the device, in microseconds\n";
+                 "of the device, in microseconds\n"
+                 "    --set memory_stall_us=...    (optional) replaces the device's memory-switch "
+                 "stall, in microseconds (a stall never outlasts its switch)\n";
     exit_code = 0;
   });
 }

@@ -219,6 +219,7 @@ std::string manifest_json(const RunSpec& spec, const Simulation& sim) {
   j.field("power_model", sim.power_model);
   j.field("governor", sim.governor);
   j.field("switch_latency_override_us", sim.engine.switch_latency_override_us);
+  j.field("memory_stall_override_us", sim.engine.memory_stall_override_us);
   j.field("warm_firmware", sim.engine.warm_firmware);
   j.key("policy_params").begin_object();
   for (const auto& [k, v] : sim.policy_params) j.field(k, v);

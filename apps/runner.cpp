@@ -16,7 +16,7 @@
 namespace dvfsim {
 
 const std::vector<std::string>& engine_setting_keys() {
-  static const std::vector<std::string> keys = {"switch_latency_us"};
+  static const std::vector<std::string> keys = {"switch_latency_us", "memory_stall_us"};
   return keys;
 }
 
@@ -74,6 +74,7 @@ RunResult replay_policy(const Prepared& p, const std::string& policy,
   in.governor = p.governor.get();
   in.costs = &p.costs;
   in.baseline = baseline;
+  in.policy_name = info.name;
   RunResult r = replay(in, *pol, cfg);
   r.policy = info.name;
   r.oracle = info.oracle;
@@ -98,12 +99,17 @@ Simulation simulate(const RunSpec& spec) {
   sim.engine.seed = spec.seed;
   sim.engine.record_timeline = spec.record_timeline;
   for (const auto& [key, value] : spec.settings) {
-    if (key == "switch_latency_us") {
+    auto microseconds = [&] {
       double v = -1;
       auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-      if (ec != std::errc() || ptr != value.data() + value.size() || v < 0)
-        throw InputError(fmt::format("--set switch_latency_us={}: expected a latency >= 0 in microseconds", value));
-      sim.engine.switch_latency_override_us = v;
+      if (ec != std::errc() || ptr != value.data() + value.size() || !(v >= 0))
+        throw InputError(fmt::format("--set {}={}: expected a time >= 0 in microseconds", key, value));
+      return v;
+    };
+    if (key == "switch_latency_us") {
+      sim.engine.switch_latency_override_us = microseconds();
+    } else if (key == "memory_stall_us") {
+      sim.engine.memory_stall_override_us = microseconds();
     } else {
       policy_settings[key] = value;
     }

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <sstream>
 
 #include <Eigen/Dense>
@@ -256,16 +255,27 @@ std::string rewrite_device_yaml(const std::string& yaml_text, const std::string&
   };
   std::string out = yaml_text;
   for (const auto& [key, value] : values) {
-    // One flow mapping on one line, as the shipped files write them.
-    const std::regex re(fmt::format(R"((\n[ \t]+{}:[ \t]*)\{{[^\n]*\}})", key));
-    std::smatch m;
-    if (!std::regex_search(out, m, re))
+    // One flow mapping on one indented line, as the shipped files write them.
+    const std::string needle = fmt::format("{}:", key);
+    std::size_t at = 0, open = std::string::npos, close = std::string::npos;
+    while ((at = out.find(needle, at)) != std::string::npos) {
+      const std::size_t line_start = out.rfind('\n', at) + 1;
+      const bool indented = at > line_start &&
+                            out.find_first_not_of(" \t", line_start) == at;
+      const std::size_t line_end = std::min(out.find('\n', at), out.size());
+      open = out.find('{', at);
+      close = out.rfind('}', line_end);
+      if (indented && open < line_end && close != std::string::npos && close > open) break;
+      at += needle.size();
+      open = close = std::string::npos;
+    }
+    if (open == std::string::npos)
       throw InputError(fmt::format("{}: field 'power.{}': expected `{}: {{value: ..., source: ...}}` on one line",
                                    yaml_path, key, key));
     const std::string repl = fmt::format(
-        "{}{{value: {:.6g}, source: \"calibrated: {} (dvfsim calibrate: {} rows, RMS error {:.2f} %, max {:.2f} %)\"}}",
-        m[1].str(), value, csv_path, fit.rows.size(), fit.rms_error_pct, fit.max_abs_error_pct);
-    out = m.prefix().str() + repl + m.suffix().str();
+        "{{value: {:.6g}, source: \"calibrated: {} (dvfsim calibrate: {} rows, RMS error {:.2f} %, max {:.2f} %)\"}}",
+        value, csv_path, fit.rows.size(), fit.rms_error_pct, fit.max_abs_error_pct);
+    out.replace(open, close - open + 1, repl);
   }
   return out;
 }

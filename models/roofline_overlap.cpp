@@ -40,6 +40,9 @@ std::vector<KernelCost> RooflineOverlap::prepare(const Workload& w, const Device
            : (capture.dram_bandwidth_gbs / capture.dram_bandwidth_memory_mhz) /
                  (target.dram_bandwidth_gbs / target.dram_bandwidth_memory_mhz) /
                  target.latency.memory_efficiency;
+  // L2 bytes per core clock, capture/target (the L2 floor of memory traffic).
+  const double l2_capture = capture.latency.l2_bytes_per_clock;
+  const double l2_ratio = same ? 1.0 : l2_capture / target.latency.l2_bytes_per_clock;
   const double t0_capture = capture.latency.fixed_ns;
   const double t0_target = target.latency.fixed_ns;
   const double kappa0 = capture.latency.kappa;
@@ -58,15 +61,21 @@ std::vector<KernelCost> RooflineOverlap::prepare(const Workload& w, const Device
                                   : capture.fp32_flops_per_s(c0.core_mhz);
     const double tc_ideal = kc.flops > 0 ? kc.flops / peak * 1e9 : 0.0;
     const double tm_ideal = kc.dram_bytes > 0 ? kc.dram_bytes / capture.dram_bytes_per_s(c0.memory_mhz) * 1e9 : 0.0;
-    double tc = rest, tm = 0.0;
-    const double ideal = std::max(tc_ideal, tm_ideal) + kappa0 * std::min(tc_ideal, tm_ideal);
+    // Core-clocked part: the FLOPs, or moving the bytes through L2, whichever is longer.
+    const double tl_ideal = kc.dram_bytes > 0 && l2_capture > 0
+                                ? kc.dram_bytes / (l2_capture * c0.core_mhz * 1e6) * 1e9
+                                : 0.0;
+    const double tcore_ideal = std::max(tc_ideal, tl_ideal);
+    double tc = rest, tl = 0.0, tm = 0.0;
+    const double ideal = std::max(tcore_ideal, tm_ideal) + kappa0 * std::min(tcore_ideal, tm_ideal);
     if (ideal > 0) {
       const double s = rest / ideal;  // the kernel's distance from its roofline
       tc = s * tc_ideal;
+      tl = s * tl_ideal;
       tm = s * tm_ideal;
     }
     kc.fixed_ns = same ? t0 : (t0_capture > 0 ? t0 * t0_target / t0_capture : t0_target);
-    kc.compute_ns_mhz = tc * c0.core_mhz * (kc.tensor ? tensor_ratio : fp32_ratio);
+    kc.compute_ns_mhz = std::max(tc * (kc.tensor ? tensor_ratio : fp32_ratio), tl * l2_ratio) * c0.core_mhz;
     kc.memory_ns_mhz = tm * c0.memory_mhz * bw_ratio;
   }
   return out;

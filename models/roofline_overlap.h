@@ -5,6 +5,9 @@
 // part t0, a compute part tc and a memory part tm in the proportions of the
 // kernel's FLOPs and bytes against the capture device's peaks; a kernel with
 // neither is taken as core-clock bound (launch- or latency-bound SM work).
+// The core-clocked part is the longer of the FLOPs and the bytes moved through
+// L2 (l2_bytes_per_clock x core clock), so memory-bound kernels slow down once
+// the core clock falls below the point where L2 can no longer feed DRAM.
 // Retargeting scales tc by peak compute per clock and tm by bandwidth per
 // memory clock, divided by the target's efficiency factors.
 #include "sim/models.h"

@@ -1,6 +1,7 @@
 #include "policies/plan.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <iostream>
@@ -8,6 +9,10 @@
 #include <tuple>
 
 #include <fmt/format.h>
+
+#include "sim/error.h"
+#include "sim/engine.h"
+#include "sim/result.h"
 
 namespace dvfsim::plan {
 
@@ -36,11 +41,7 @@ Grid make_grid(const Device& d) {
 
 // ------------------------------------------------------------------ tables
 
-TableOptions default_table_options(const Device& d) {
-  TableOptions o;
-  o.cap_w = d.power.limit_w > 0 ? d.power.limit_w * d.governor.target_fraction : 0.0;
-  return o;
-}
+TableOptions default_table_options(const Device& /*d*/) { return TableOptions{}; }
 
 double idle_power_w(const PowerModel& pow, const Clocks& c) { return pow.power_w(Utilisation{}, c); }
 
@@ -73,6 +74,8 @@ Tables build_tables(const Device& d, const LatencyModel& lat, const PowerModel& 
       bool capped = false;
       std::uint32_t last_fit = b;
       for (auto p = b; p < e; ++p) {
+        if (!capped && it.max_core_mhz > 0 && g.pairs[p].core_mhz > it.max_core_mhz && p > b)
+          capped = true;
         if (capped) {
           trow[p] = trow[last_fit];
           erow[p] = erow[last_fit];
@@ -119,13 +122,14 @@ Tables group_tables(const Tables& t, const std::vector<std::uint32_t>& group_of,
 }
 
 Grouping group_identical(const std::vector<ItemSpec>& kernels) {
-  using Key = std::tuple<double, double, double, double, double, bool, double, long long>;
+  using Key = std::tuple<double, double, double, double, double, bool, double, long long, std::int32_t>;
   std::map<Key, std::uint32_t> index;
   Grouping g;
   g.item_of.reserve(kernels.size());
   for (const auto& k : kernels) {
     const Key key{k.cost.fixed_ns, k.cost.compute_ns_mhz, k.cost.memory_ns_mhz, k.cost.flops,
-                  k.cost.dram_bytes, k.cost.tensor, k.time_scale, std::llround(k.gap_ns * 10.0)};
+                  k.cost.dram_bytes, k.cost.tensor, k.time_scale, std::llround(k.gap_ns * 10.0),
+                  k.max_core_mhz};
     auto [it, fresh] = index.emplace(key, static_cast<std::uint32_t>(g.items.size()));
     if (fresh) {
       g.items.push_back(k);
@@ -135,6 +139,130 @@ Grouping group_identical(const std::vector<ItemSpec>& kernels) {
     g.item_of.push_back(it->second);
   }
   return g;
+}
+
+// ------------------------------------------------------------------ firmware
+
+namespace {
+Clocks clocks_at(const Device& d, std::int32_t core_mhz, const Clocks& mem) {
+  Clocks c = mem;
+  c.core_mhz = core_mhz;
+  c.core_idx = static_cast<std::int16_t>(d.core_index(core_mhz));
+  return c;
+}
+}  // namespace
+
+std::int32_t governor_cap(const Device& d, const PowerModel& pow, const Utilisation& avg,
+                          const Clocks& current, std::int32_t current_cap_mhz) {
+  const auto& clocks = d.core_clocks_mhz;
+  const double target = d.power.limit_w * d.governor.target_fraction;
+  int best = 0;
+  for (int i = static_cast<int>(clocks.size()) - 1; i >= 0; --i) {
+    Clocks c = current;
+    c.core_mhz = clocks[static_cast<std::size_t>(i)];
+    c.core_idx = static_cast<std::int16_t>(i);
+    if (pow.power_w(avg, c) <= target) {
+      best = i;
+      break;
+    }
+  }
+  std::int32_t cap = clocks[static_cast<std::size_t>(best)];
+  if (cap > current_cap_mhz) {
+    const double limit = current_cap_mhz + d.governor.up_step_mhz;
+    auto it = std::upper_bound(clocks.begin(), clocks.end(), static_cast<std::int32_t>(limit));
+    cap = std::min(cap, *(it == clocks.begin() ? it : it - 1));
+    cap = std::max(cap, current_cap_mhz);
+  }
+  return cap;
+}
+
+Emulation emulate(const Device& d, const LatencyModel& lat, const PowerModel& pow,
+                  const std::vector<ItemSpec>& kernels, const std::vector<Clocks>& pairs,
+                  const EmulationStart& start) {
+  Emulation em;
+  const std::size_t n = kernels.size();
+  em.cap_mhz.resize(n);
+  em.time_of_step.resize(n);
+  if (n == 0) return em;
+  const bool capping = d.power.limit_w > 0;
+  const double period = std::max(1.0, d.governor.period_ms * 1e6);
+  std::int32_t cap = start.cap_mhz > 0 ? start.cap_mhz : d.max_core_mhz();
+  if (start.cap_mhz <= 0 && capping) {
+    // The engine's warm-up: the steady cap for the whole run at the first clocks.
+    for (int round = 0; round < 8; ++round) {
+      const Clocks c = clocks_at(d, std::min(start.warm_pair.core_mhz, cap), start.warm_pair);
+      double busy = 0, comp = 0, mem = 0, gaps = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const double t = lat.duration_ns(kernels[i].cost, c);
+        const Utilisation u = lat.utilisation(kernels[i].cost, c, t);
+        busy += t;
+        comp += u.compute * t;
+        mem += u.memory * t;
+        if (i + 1 < n) gaps += kernels[i].gap_ns;
+      }
+      const double total = busy + gaps;
+      if (total <= 0) break;
+      const std::int32_t nc =
+          governor_cap(d, pow, Utilisation{busy / total, comp / total, mem / total}, c, d.max_core_mhz());
+      if (nc == cap) break;
+      cap = nc;
+    }
+  }
+  if (!capping) cap = d.max_core_mhz();
+  double t = 0, next_tick = start.first_tick_ns >= 0 ? start.first_tick_ns : period;
+  Utilisation acc;
+  Clocks eff = clocks_at(d, std::min(pairs[0].core_mhz, cap), pairs[0]);
+  auto tick = [&]() {
+    const Utilisation avg{acc.busy / period, acc.compute / period, acc.memory / period};
+    acc = {};
+    next_tick += period;
+    if (capping) cap = governor_cap(d, pow, avg, eff, cap);
+  };
+  // Idle (u = 0) at `pair` (capped) for `dur` ns.
+  auto idle = [&](const Clocks& pair, double dur) {
+    while (dur > 0) {
+      eff = clocks_at(d, std::min(pair.core_mhz, cap), pair);
+      const double step = std::min(dur, next_tick - t);
+      em.energy_j += pow.power_w(Utilisation{}, eff) * step * 1e-9;
+      t += step;
+      dur -= step;
+      if (t >= next_tick) tick();
+    }
+  };
+  const double stall_ns = start.stall_ns >= 0 ? start.stall_ns : d.memory_switch_stall_us * 1e3;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Clocks& pair = pairs[i];
+    const std::int32_t prev_mem = i > 0 ? pairs[i - 1].memory_mhz : start.from.memory_mhz;
+    if (prev_mem != 0 && pair.memory_mhz != prev_mem) {
+      ++em.memory_switches;
+      idle(pair, stall_ns);
+    }
+    em.cap_mhz[i] = cap;
+    const double begin = t;
+    double remaining = 1.0;
+    for (;;) {
+      eff = clocks_at(d, std::min(pair.core_mhz, cap), pair);
+      const double model = std::max(1.0, lat.duration_ns(kernels[i].cost, eff));
+      const double full = model * kernels[i].time_scale;
+      const Utilisation u = lat.utilisation(kernels[i].cost, eff, model);
+      const double p = pow.power_w(u, eff);
+      const double end = t + remaining * full;
+      const double stop = std::min(end, next_tick);
+      const double dt = stop - t;
+      em.energy_j += p * dt * 1e-9;
+      acc.busy += u.busy * dt;
+      acc.compute += u.compute * dt;
+      acc.memory += u.memory * dt;
+      t = stop;
+      if (end <= next_tick) break;
+      remaining -= dt / full;
+      tick();
+    }
+    em.time_of_step[i] = t - begin;
+    if (i + 1 < n) idle(pair, kernels[i].gap_ns);
+  }
+  em.time_ns = t;
+  return em;
 }
 
 // ------------------------------------------------------------------ hulls
@@ -452,6 +580,381 @@ Solution solve_objective(const Tables& tb, const Hulls& h, const Objective& o, d
   return s;
 }
 
+// ------------------------------------------------------------------ plans
+
+std::vector<ParamSpec> memory_mode_params() {
+  return {{"memory", ParamSpec::Kind::defaulted, "auto",
+           "auto (the better of per-kernel and fixed, stalls charged), per-kernel (memory clock per "
+           "kernel, switch stalls ignored by the solver) or fixed (one memory clock for the run)"}};
+}
+
+MemoryMode parse_memory_mode(const Params& p, const std::string& policy) {
+  const std::string v = p.str("memory");
+  if (v == "auto") return MemoryMode::automatic;
+  if (v == "per-kernel") return MemoryMode::per_kernel;
+  if (v == "fixed") return MemoryMode::fixed;
+  throw InputError(fmt::format("policy {}: parameter 'memory': '{}' is not one of auto, per-kernel, fixed",
+                               policy, v));
+}
+
+std::vector<ParamSpec> aggregation_params() {
+  return {{"aggregation", ParamSpec::Kind::defaulted, "global",
+           "global (one time budget for the whole run: multiple-choice knapsack) or local (every "
+           "step within its own reference time x (1 + max_slowdown/100))"}};
+}
+
+Aggregation parse_aggregation(const Params& p, const std::string& policy) {
+  const std::string v = p.str("aggregation");
+  if (v == "global") return Aggregation::global;
+  if (v == "local") return Aggregation::local;
+  throw InputError(fmt::format("policy {}: parameter 'aggregation': '{}' is not one of global, local",
+                               policy, v));
+}
+
+std::int64_t memory_changes(const Grid& g, const std::vector<std::int32_t>& pair_of, bool cyclic) {
+  std::int64_t n = 0;
+  for (std::size_t i = 1; i < pair_of.size(); ++i)
+    if (g.pairs[static_cast<std::size_t>(pair_of[i])].memory_mhz !=
+        g.pairs[static_cast<std::size_t>(pair_of[i - 1])].memory_mhz)
+      ++n;
+  if (cyclic && pair_of.size() > 1 &&
+      g.pairs[static_cast<std::size_t>(pair_of.back())].memory_mhz !=
+          g.pairs[static_cast<std::size_t>(pair_of.front())].memory_mhz)
+    ++n;
+  return n;
+}
+
+namespace {
+
+double local_score(const Objective& o, double e, double t) {
+  switch (o.kind) {
+    case ObjectiveKind::edp: return e * t;
+    case ObjectiveKind::ed2p: return e * t * t;
+    default: return e;
+  }
+}
+
+}  // namespace
+
+Plan plan_steps(const PlanInput& in) {
+  const auto started = std::chrono::steady_clock::now();
+  const Tables& tb = *in.tables;
+  const Device& d = *in.device;
+  const Grid& g = tb.grid;
+  const std::size_t steps = in.sequence.size();
+  int defp = g.find(d.default_core_mhz, d.default_memory_mhz);
+  if (defp < 0) defp = static_cast<int>(g.pairs.size()) - 1;
+  const auto def = static_cast<std::size_t>(defp);
+  double ref = in.reference_ns;
+  if (ref < 0) {
+    ref = in.time_offset_ns;
+    for (auto i : in.sequence) ref += tb.t(i, def);
+  }
+  const double budget_total = in.objective.budget(ref);
+  const double stall_ns =
+      in.memory_stall_ns >= 0 ? in.memory_stall_ns : d.memory_switch_stall_us * 1e3;
+  const double stall_w = idle_power_w(*in.power, g.pairs[def]);
+
+  struct Mode {
+    std::string name;
+    std::vector<char> mask;  // empty: every pair
+  };
+  std::vector<Mode> modes;
+  std::size_t mems = 0;
+  for (std::size_t m = 0; m + 1 < g.mem_begin.size(); ++m) mems += g.mem_begin[m + 1] > g.mem_begin[m];
+  if (in.memory != MemoryMode::fixed || mems <= 1) modes.push_back({"per-kernel memory", {}});
+  if (in.memory != MemoryMode::per_kernel && mems > 1)
+    for (std::size_t m = 0; m + 1 < g.mem_begin.size(); ++m) {
+      if (g.mem_begin[m + 1] == g.mem_begin[m]) continue;
+      Mode md{fmt::format("memory fixed at {} MHz", g.pairs[g.mem_begin[m]].memory_mhz),
+              std::vector<char>(tb.pairs, 0)};
+      for (auto p = g.mem_begin[m]; p < g.mem_begin[m + 1]; ++p) md.mask[p] = 1;
+      modes.push_back(std::move(md));
+    }
+
+  Plan best;
+  bool have = false, best_feasible = false;
+  double best_score = 0;
+  for (const Mode& mode : modes) {
+    const std::vector<char>* mask = mode.mask.empty() ? nullptr : &mode.mask;
+    const Hulls h = in.aggregation == Aggregation::global ? lower_hulls(tb, mask) : Hulls{};
+    double reserve = 0;
+    Plan cand;
+    Solution sol;
+    for (int round = 0; round < 4; ++round) {
+      std::vector<std::int32_t> pairs(steps, defp);
+      std::vector<double> times(steps, 0.0);
+      double kt = 0, ke = 0;
+      if (in.aggregation == Aggregation::global) {
+        sol = solve_objective(tb, h, in.objective, ref, in.time_offset_ns + reserve, 0.0);
+        std::vector<std::uint32_t> seen(tb.items, 0);
+        for (std::size_t s = 0; s < steps; ++s) {
+          const auto i = in.sequence[s];
+          pairs[s] = sol.assignment.pair_of(i, seen[i]++);
+        }
+      } else {
+        for (std::size_t s = 0; s < steps; ++s) {
+          const auto i = in.sequence[s];
+          const double r = s < in.step_reference_ns.size() ? in.step_reference_ns[s] : tb.t(i, def);
+          const double bound = in.objective.time_bounded() ? in.objective.budget(r) : HUGE_VAL;
+          std::int32_t bp = -1, fastest = -1;
+          double bs = 0, bt = 0, ft = 0;
+          for (std::size_t p = 0; p < tb.pairs; ++p) {
+            if (mask && !(*mask)[p]) continue;
+            const double t = tb.t(i, p), e = tb.e(i, p);
+            if (fastest < 0 || t < ft) {
+              fastest = static_cast<std::int32_t>(p);
+              ft = t;
+            }
+            if (t > bound * (1 + 1e-12)) continue;
+            const double sc = local_score(in.objective, e, t);
+            if (bp < 0 || sc < bs || (sc == bs && t < bt)) {
+              bp = static_cast<std::int32_t>(p);
+              bs = sc;
+              bt = t;
+            }
+          }
+          pairs[s] = bp >= 0 ? bp : fastest;
+        }
+      }
+      for (std::size_t s = 0; s < steps; ++s) {
+        times[s] = tb.t(in.sequence[s], static_cast<std::size_t>(pairs[s]));
+        kt += times[s];
+        ke += tb.e(in.sequence[s], static_cast<std::size_t>(pairs[s]));
+      }
+      if (in.aggregation == Aggregation::local) {
+        sol = Solution{};
+        sol.time_ns = kt;
+        sol.energy_j = sol.dual_bound_j = ke;
+      }
+      cand.pair_of_step = std::move(pairs);
+      cand.time_of_step = std::move(times);
+      cand.memory_switches = mode.mask.empty() ? memory_changes(g, cand.pair_of_step, in.cyclic) : 0;
+      const double st = static_cast<double>(cand.memory_switches) * stall_ns;
+      cand.time_ns = in.time_offset_ns + kt + st;
+      cand.energy_j = ke + st * stall_w * 1e-9;
+      if (in.aggregation != Aggregation::global || !in.objective.time_bounded() ||
+          cand.time_ns <= budget_total || st <= reserve)
+        break;
+      reserve = st;  // solve again with the stalls taken out of the budget
+    }
+    cand.budget_ns = budget_total;
+    cand.mode = mode.name;
+    const bool feasible = !(cand.time_ns > budget_total * (1 + 1e-12));
+    const double score = in.objective.score(cand.energy_j, cand.time_ns);
+    const bool better = !have || (feasible && !best_feasible) ||
+                        (feasible == best_feasible &&
+                         (feasible ? score < best_score : cand.time_ns < best.time_ns));
+    if (!better) continue;
+    have = true;
+    best_feasible = feasible;
+    best_score = score;
+    cand.report.policy = in.policy;
+    cand.report.what = fmt::format("{} ({}, {} {}, {} memory switches)", in.what,
+                                   in.aggregation == Aggregation::global ? "global" : "local",
+                                   to_string(in.objective.kind), mode.name, cand.memory_switches);
+    cand.report.items = tb.items;
+    cand.report.copies = steps;
+    cand.report.pairs = mask ? static_cast<std::size_t>(std::count(mask->begin(), mask->end(), 1)) : tb.pairs;
+    cand.report.hull_vertices = h.pair.size();
+    cand.report.budget_ns = budget_total;
+    cand.report.time_ns = cand.time_ns;
+    cand.report.energy_j = sol.energy_j;
+    cand.report.dual_bound_j = sol.dual_bound_j;
+    cand.report.gap_j = sol.gap_j();
+    cand.report.gap_pct = sol.gap_pct();
+    cand.report.feasible = feasible;
+    best = std::move(cand);
+  }
+  best.report.solve_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  if (in.publish) publish(best.report);
+  return best;
+}
+
+KernelPlan plan_kernels(const KernelPlanInput& in) {
+  const auto started = std::chrono::steady_clock::now();
+  const Device& d = *in.device;
+  const std::size_t n = in.kernels.size();
+  const bool grouped = !in.group_of_kernel.empty();
+  KernelPlan best;
+  const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+  const std::vector<Clocks> defaults(n, def);
+  const Emulation em0 = emulate(d, *in.latency, *in.power, in.kernels, defaults, in.start);
+  const Objective& obj = in.plan.objective;
+  best.reference_ns = em0.time_ns;
+  best.reference_energy_j = em0.energy_j;
+  best.budget_ns = obj.budget(em0.time_ns);
+  best.pairs = defaults;
+  best.group_pairs.assign(in.groups, def);
+  best.emulation = em0;
+  double best_score = obj.score(em0.energy_j, em0.time_ns);
+  bool have_plan = false;
+
+  double gaps = 0;
+  for (std::size_t i = 0; i + 1 < n; ++i) gaps += in.kernels[i].gap_ns;
+  std::vector<double> step_ref;
+  if (grouped) {
+    step_ref.assign(in.groups, 0.0);
+    for (std::size_t i = 0; i < n; ++i) step_ref[in.group_of_kernel[i]] += em0.time_of_step[i];
+  } else {
+    step_ref = em0.time_of_step;
+  }
+  std::vector<std::int32_t> caps = em0.cap_mhz;
+  double tighten = in.extra_tighten_ns;
+  std::vector<ItemSpec> items = in.kernels;
+  for (int round = 0; round < std::max(1, in.rounds); ++round) {
+    for (std::size_t i = 0; i < n; ++i) items[i].max_core_mhz = caps[i];
+    Tables tb;
+    PlanInput p = in.plan;
+    p.memory_stall_ns = in.start.stall_ns;
+    p.device = in.device;
+    p.power = in.power;
+    if (grouped) {
+      const Tables per_kernel =
+          build_tables(d, *in.latency, *in.power, items, default_table_options(d));
+      tb = group_tables(per_kernel, in.group_of_kernel, in.groups);
+      p.sequence.clear();
+      for (std::uint32_t g = 0; g < in.groups; ++g) p.sequence.push_back(g);
+    } else {
+      const Grouping g = group_identical(items);
+      tb = build_tables(d, *in.latency, *in.power, g.items, default_table_options(d));
+      p.sequence = g.item_of;
+    }
+    p.tables = &tb;
+    p.reference_ns = em0.time_ns;
+    p.time_offset_ns = gaps + tighten;
+    p.step_reference_ns = step_ref;
+    if (tighten > 0 && best.budget_ns > 0 && std::isfinite(best.budget_ns)) {
+      // Local shares shrink in proportion to the tightening.
+      const double f = std::max(0.0, 1.0 - tighten / best.budget_ns);
+      for (auto& r : p.step_reference_ns) r *= f;
+    }
+    p.publish = false;
+    const Plan pl = plan_steps(p);
+    std::vector<Clocks> pairs(n);
+    for (std::size_t i = 0; i < n; ++i)
+      pairs[i] = tb.grid.pairs[static_cast<std::size_t>(
+          pl.pair_of_step[grouped ? in.group_of_kernel[i] : i])];
+    Emulation em = emulate(d, *in.latency, *in.power, in.kernels, pairs, in.start);
+    const bool feasible = !(em.time_ns > best.budget_ns);
+    const double score = obj.score(em.energy_j, em.time_ns);
+    if (feasible && score < best_score) {
+      best_score = score;
+      best.pairs = pairs;
+      if (grouped) {
+        best.group_pairs.clear();
+        for (std::size_t g = 0; g < in.groups; ++g)
+          best.group_pairs.push_back(tb.grid.pairs[static_cast<std::size_t>(pl.pair_of_step[g])]);
+      }
+      best.emulation = em;
+      best.report = pl.report;
+      have_plan = true;
+    } else if (!have_plan) {
+      best.report = pl.report;
+    }
+    if (feasible) {
+      caps = em.cap_mhz;
+    } else {
+      tighten += 1.5 * (em.time_ns - best.budget_ns) + 1e-5 * best.budget_ns;
+      for (std::size_t i = 0; i < n; ++i) caps[i] = std::min(caps[i], em.cap_mhz[i]);
+    }
+  }
+  SolveReport& r = best.report;
+  r.policy = in.plan.policy;
+  r.budget_ns = best.budget_ns;
+  r.time_ns = best.emulation.time_ns;
+  r.feasible = have_plan || !obj.time_bounded();
+  r.what += fmt::format("; emulated {:.3f} ms, {:.4f} J vs default clocks {:.3f} ms, {:.4f} J{}",
+                        best.emulation.time_ns * 1e-6, best.emulation.energy_j, em0.time_ns * 1e-6,
+                        em0.energy_j, have_plan ? "" : " (kept the default clocks)");
+  r.solve_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  if (in.plan.publish) publish(r);
+  return best;
+}
+
+KernelPlanInput whole_run_input(const PolicyContext& ctx) {
+  const Workload& w = ctx.workload();
+  const std::size_t n = w.kernels.size();
+  const RunResult* base = ctx.baseline();
+  if (base && base->kernels.size() != n) base = nullptr;
+  KernelPlanInput in;
+  in.device = &ctx.device();
+  in.latency = &ctx.latency();
+  in.power = &ctx.power();
+  in.kernels.resize(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    in.kernels[k].cost = ctx.costs()[k];
+    double gap = 0;
+    if (k + 1 < n) {
+      if (base) {
+        gap = static_cast<double>(base->kernels[k + 1].start_ns - base->kernels[k].start_ns -
+                                  base->kernels[k].duration_ns);
+      } else {
+        const Kernel& a = w.kernels[k];
+        gap = static_cast<double>(w.kernels[k + 1].traced_start_ns - a.traced_start_ns -
+                                  a.work.duration_ns);
+      }
+    }
+    in.kernels[k].gap_ns = std::max(0.0, gap);
+  }
+  const Device& d = ctx.device();
+  in.start.cap_mhz = 0;  // warm-up as the engine does it
+  in.start.warm_pair = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+  in.start.from = in.start.warm_pair;
+  in.start.stall_ns = ctx.expected_memory_stall_ns();
+  in.plan.cyclic = false;
+  return in;
+}
+
+namespace {
+
+class RuleGovernor final : public Governor {
+ public:
+  RuleGovernor(const Device& d, const PowerModel& p) : d_(d), p_(p) {}
+  std::int64_t period_ns() const override {
+    return static_cast<std::int64_t>(std::llround(d_.governor.period_ms * 1e6));
+  }
+  std::int32_t cap_core_mhz(const Utilisation& u, const Clocks& c, std::int32_t cap) const override {
+    return governor_cap(d_, p_, u, c, cap);
+  }
+
+ private:
+  const Device& d_;
+  const PowerModel& p_;
+};
+
+class PlanPolicy final : public Policy {
+ public:
+  explicit PlanPolicy(const std::vector<Clocks>* pairs) : pairs_(pairs) {}
+  void on_kernel_start(PolicyContext& ctx, std::uint32_t k) override {
+    if (!pairs_) return;
+    const Clocks& c = (*pairs_)[k];
+    if (!(ctx.wanted() == c)) ctx.request(c.core_mhz, c.memory_mhz);
+  }
+
+ private:
+  const std::vector<Clocks>* pairs_;
+};
+
+}  // namespace
+
+RunResult replay_plan(const PolicyContext& ctx, const std::vector<Clocks>* pairs) {
+  const RuleGovernor gov(ctx.device(), ctx.power());
+  EngineInputs in;
+  in.workload = &ctx.workload();
+  in.device = &ctx.device();
+  in.latency = &ctx.latency();
+  in.power = &ctx.power();
+  in.governor = &gov;
+  in.costs = &ctx.costs();
+  EngineConfig cfg;
+  cfg.record_timeline = false;
+  cfg.switch_latency_override_us = ctx.expected_core_switch_ns() * 1e-3;
+  PlanPolicy p(pairs);
+  return replay(in, p, cfg);
+}
+
 // ------------------------------------------------------------------ reports
 
 namespace {
@@ -624,7 +1127,11 @@ void Switcher::schedule(PolicyContext& ctx, std::int64_t ended_ns) {
   for (int k = 1; k <= n; ++k) {
     const Step& s = steps_[static_cast<std::size_t>((pos_ + k) % n)];
     if (!(s.pair == prev)) {
-      const double issue = t - lead_ns(ctx, prev, s.pair);
+      const double lead = lead_ns(ctx, prev, s.pair);
+      // A switch that lands (almost) at once is best requested when its
+      // kernel starts: an early one would land inside a late-running kernel.
+      if (lead <= 1000.0) return;
+      const double issue = t - lead;
       if (issue <= now + 0.5) {
         ctx.request(s.pair.core_mhz, s.pair.memory_mhz);
         issued_ordinal_ = ordinal_ + k;

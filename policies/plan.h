@@ -23,6 +23,7 @@
 #include "policies/objective.h"
 #include "sim/models.h"
 #include "sim/policy.h"
+#include "sim/result.h"
 
 namespace dvfsim::plan {
 
@@ -45,17 +46,20 @@ struct ItemSpec {
   KernelCost cost;
   double time_scale = 1.0;  // measured / modelled time (online policies); 1 = the model
   double gap_ns = 0.0;      // idle time after the kernel, spent at its clocks
+  std::int32_t max_core_mhz = 0;  // the firmware's cap in force for it (0: none)
   std::uint32_t count = 1;
 };
 
+// The firmware's power cap enters the tables in two ways: an item's
+// max_core_mhz (the cap the governor emulation below predicts for it: a pair
+// with a higher core clock runs at the cap), and optionally a per-kernel cap:
 struct TableOptions {
-  // Per-kernel power cap in W (the governor's target: limit x target_fraction):
-  // a pair whose modelled power for the kernel exceeds it runs at the highest
-  // core clock that fits, as the firmware would force. <= 0: no cap.
+  // Per-kernel power cap in W: a pair whose modelled power for the kernel
+  // exceeds it runs at the highest core clock that fits. <= 0: none (the
+  // default: the firmware caps windows of activity, not kernels, which the
+  // governor emulation models).
   double cap_w = 0.0;
 };
-// The options a policy on `d` should use (cap_w from the device's limit and
-// governor target fraction).
 TableOptions default_table_options(const Device& d);
 
 // time and energy of every item at every grid pair (row-major, item x pair).
@@ -85,6 +89,44 @@ struct Grouping {
   std::vector<std::uint32_t> item_of;  // per input kernel
 };
 Grouping group_identical(const std::vector<ItemSpec>& kernels);
+
+// ---------------------------------------------------------------- firmware
+
+// The native governor's rule (models/native_governor, mirrored here so that
+// policies depend only on sim/): every period, the highest core clock at which
+// the power model puts the last period's average activity, at the current
+// memory clock, under limit x target_fraction; down at once, up by at most
+// up_step_mhz per period.
+std::int32_t governor_cap(const Device& d, const PowerModel& pow, const Utilisation& avg,
+                          const Clocks& current, std::int32_t current_cap_mhz);
+
+// A replay of a planned sequence through the latency model, the power model
+// and the governor rule, as the engine would run it with zero switch latency:
+// kernels back to back with their gaps, memory-clock changes stalling the GPU
+// (Device::memory_switch_stall_us), the cap updated every period. It predicts
+// the cap each kernel will meet, and the plan's time and energy.
+struct Emulation {
+  std::vector<std::int32_t> cap_mhz;  // cap in force when each kernel starts
+  std::vector<double> time_of_step;   // kernel durations (ns)
+  double time_ns = 0.0;               // first start to last end (gaps and stalls included)
+  double energy_j = 0.0;
+  std::int64_t memory_switches = 0;
+};
+struct EmulationStart {
+  std::int32_t cap_mhz = 0;     // the cap in force at the start (0: computed as the engine's warm-up)
+  Clocks warm_pair;             // warm-up: the clocks set before the run
+  double first_tick_ns = -1.0;  // time of the first governor tick (< 0: one period in)
+  // The clocks in force before the first kernel (memory_mhz 0: none): a
+  // different memory clock for the first kernel costs a stall.
+  Clocks from;
+  // GPU stall per memory switch (< 0: the device's; policies pass
+  // PolicyContext::expected_memory_stall_ns(), which honours the engine's
+  // settings and never exceeds the switch latency).
+  double stall_ns = -1.0;
+};
+Emulation emulate(const Device& d, const LatencyModel& lat, const PowerModel& pow,
+                  const std::vector<ItemSpec>& kernels, const std::vector<Clocks>& pairs,
+                  const EmulationStart& start);
 
 // ---------------------------------------------------------------- hulls
 
@@ -174,6 +216,112 @@ const std::vector<SolveReport>& reports();
 void clear_reports();
 // Silences the stderr lines on this thread (tests, sweeps).
 void quiet_reports(bool quiet);
+
+// ---------------------------------------------------------------- kernel plans
+
+// How a per-kernel plan may use the memory clock. A memory switch stalls the
+// GPU (Device::memory_switch_stall_us), which the separable knapsack cannot
+// see: `per-kernel` ignores it (the published method), `fixed` keeps one
+// memory clock for the whole plan (the best one) and picks core clocks per
+// kernel, `auto` solves both, charges the per-kernel plan its stalls (time and
+// idle energy) and keeps the better.
+enum class MemoryMode { automatic, per_kernel, fixed };
+std::vector<ParamSpec> memory_mode_params();
+MemoryMode parse_memory_mode(const Params& p, const std::string& policy);
+
+// How the time budget is shared: `global` holds only the total (knapsack),
+// `local` holds every step (kernel or phase) to its own reference time x
+// (1 + max_slowdown/100).
+enum class Aggregation { global, local };
+std::vector<ParamSpec> aggregation_params();
+Aggregation parse_aggregation(const Params& p, const std::string& policy);
+
+// A plan over a sequence of steps (kernels, or phases), each step one copy of
+// a table item: the r-th occurrence of item i in `sequence` is its r-th copy
+// (the item counts must match the occurrences).
+struct PlanInput {
+  const Device* device = nullptr;
+  const PowerModel* power = nullptr;
+  const Tables* tables = nullptr;
+  std::vector<std::uint32_t> sequence;
+  bool cyclic = true;  // the sequence repeats (memory switch from last to first)
+  Objective objective;
+  Aggregation aggregation = Aggregation::global;
+  MemoryMode memory = MemoryMode::automatic;
+  // Modelled total time = time_offset + sum of step times (+ stalls), held to
+  // objective.budget(reference_ns). reference_ns < 0: the modelled time at the
+  // device's default clocks.
+  double reference_ns = -1.0;
+  double time_offset_ns = 0.0;
+  // Local aggregation: each step's own reference time (empty: at default clocks).
+  std::vector<double> step_reference_ns;
+  double memory_stall_ns = -1.0;  // per memory switch (< 0: the device's)
+  std::string policy;  // for the report
+  std::string what;
+  bool publish = true;  // publish the report
+};
+
+struct Plan {
+  std::vector<std::int32_t> pair_of_step;  // grid index per step
+  std::vector<double> time_of_step;        // modelled ns at that pair
+  double time_ns = 0.0;    // modelled total: offset, steps and stalls
+  double energy_j = 0.0;   // modelled total: steps and stalls
+  double budget_ns = 0.0;  // on the total; +inf when unbounded
+  std::int64_t memory_switches = 0;
+  std::string mode;        // the memory mode chosen
+  SolveReport report;
+};
+// Plans one pair per step; publishes the solver report.
+Plan plan_steps(const PlanInput& in);
+
+// A per-kernel (or per-group) plan checked against the firmware: the
+// reference is the emulated run at the device's default clocks (what the
+// `native` baseline does), the budget objective.budget(reference); then, for
+// a few rounds, tables are built with the caps the emulation predicts for each
+// kernel, the knapsack is solved (plan_steps), and the plan is emulated again
+// (new caps, and the budget tightened by any overshoot). The best plan whose
+// emulated time meets the budget is kept — the default clocks when none does.
+struct KernelPlanInput {
+  const Device* device = nullptr;
+  const LatencyModel* latency = nullptr;
+  const PowerModel* power = nullptr;
+  std::vector<ItemSpec> kernels;  // one per kernel, launch order, count 1
+  // Optional: kernels of one group share one pair (pass-level); groups are
+  // numbered in order of first appearance.
+  std::vector<std::uint32_t> group_of_kernel;
+  std::size_t groups = 0;
+  EmulationStart start;  // firmware state when the plan starts
+  PlanInput plan;        // objective, aggregation, memory, cyclic, policy, what
+  int rounds = 4;
+  double extra_tighten_ns = 0.0;  // taken off the knapsack budget from the start
+};
+struct KernelPlan {
+  std::vector<Clocks> pairs;          // per kernel
+  std::vector<Clocks> group_pairs;    // per group, when grouped
+  Emulation emulation;                // of the chosen plan
+  double reference_ns = 0.0;          // emulated time at default clocks
+  double reference_energy_j = 0.0;
+  double budget_ns = 0.0;
+  SolveReport report;
+};
+KernelPlan plan_kernels(const KernelPlanInput& in);
+
+// The whole run as an oracle sees it before it starts: every kernel's cost
+// and the idle gap after each (from the baseline run, else from the trace);
+// the firmware warmed up at the default clocks (the policy sets no clocks in
+// begin()). Fills device, models, kernels, start and plan.cyclic.
+KernelPlanInput whole_run_input(const PolicyContext& ctx);
+
+// Oracles only (it replays the whole run): the run under a per-kernel plan
+// (each kernel's pair requested when it starts; nullptr: no requests, the
+// default clocks), replayed by the engine itself with the governor rule above
+// and the expected core switch latency. Used to check a plan against its
+// budget before committing to it.
+RunResult replay_plan(const PolicyContext& ctx, const std::vector<Clocks>* pairs);
+
+// Number of memory-clock changes along a sequence of grid pairs (cyclic when
+// `cyclic`: the last pair is followed by the first, as in a repeated step).
+std::int64_t memory_changes(const Grid& g, const std::vector<std::int32_t>& pair_of, bool cyclic);
 
 // ---------------------------------------------------------------- online
 

@@ -55,6 +55,11 @@ struct LatencyParams {
   double min_kernel_ns = 1500.0;   // floor for any kernel on this device
   double compute_efficiency = 1.0; // achieved / peak, relative to the capture device
   double memory_efficiency = 1.0;
+  // On-chip (L2) bandwidth in bytes per core clock, summed over the GPU. DRAM
+  // traffic also crosses L2, so a memory-bound kernel cannot move its bytes
+  // faster than l2_bytes_per_clock x core clock: below that knee, lowering
+  // the core clock slows memory-bound kernels too.
+  double l2_bytes_per_clock = 0.0;
 };
 
 struct Device {

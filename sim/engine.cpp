@@ -31,6 +31,44 @@ namespace {
 
 constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
 
+// Inverse of the standard normal CDF (Acklam's rational approximation,
+// relative error < 1.2e-9), for lognormal quantiles.
+double normal_quantile(double p) {
+  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+                             1.383577518672690e+02, -3.066479806614716e+01, 2.506628277459239e+00};
+  static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
+                             6.680131188771972e+01, -1.328068155288572e+01};
+  static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
+                             -2.549732539343734e+00, 4.374664141464968e+00, 2.938163982698783e+00};
+  static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+                             3.754408661907416e+00};
+  p = std::clamp(p, 1e-12, 1.0 - 1e-12);
+  if (p < 0.02425) {
+    const double q = std::sqrt(-2 * std::log(p));
+    return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+           ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+  }
+  if (p > 1 - 0.02425) return -normal_quantile(1 - p);
+  const double q = p - 0.5, r = q * q;
+  return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+         (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+}
+
+double quantile_latency_ns(const LatencyDistribution& d, double q) {
+  switch (d.kind) {
+    case LatencyDistribution::Kind::fixed:
+      return d.value_us * 1e3;
+    case LatencyDistribution::Kind::uniform:
+      return (d.min_us + std::clamp(q, 0.0, 1.0) * (d.max_us - d.min_us)) * 1e3;
+    case LatencyDistribution::Kind::lognormal: {
+      double us = d.value_us * std::exp(d.sigma * normal_quantile(q));
+      if (d.max_us > 0) us = std::clamp(us, d.min_us, d.max_us);
+      return us * 1e3;
+    }
+  }
+  return 0.0;
+}
+
 double mean_latency_ns(const LatencyDistribution& d) {
   switch (d.kind) {
     case LatencyDistribution::Kind::fixed:
@@ -66,6 +104,10 @@ class Replay final : public PolicyContext {
       memory_latency_ = dev_.memory_switch;
     }
     origin_ns_ = w_.kernels.front().host_launch_ns;
+    res_.policy = in.policy_name;
+    const double stall_us = cfg.memory_stall_override_us >= 0 ? cfg.memory_stall_override_us
+                                                              : dev_.memory_switch_stall_us;
+    stall_ns_ = static_cast<std::int64_t>(std::llround(stall_us * 1e3));
   }
 
   RunResult run() {
@@ -132,6 +174,15 @@ class Replay final : public PolicyContext {
   Clocks wanted() const override { return wanted_; }
   double expected_core_switch_ns() const override { return mean_latency_ns(core_latency_); }
   double expected_memory_switch_ns() const override { return mean_latency_ns(memory_latency_); }
+  double core_switch_quantile_ns(double q) const override {
+    return quantile_latency_ns(core_latency_, q);
+  }
+  double memory_switch_quantile_ns(double q) const override {
+    return quantile_latency_ns(memory_latency_, q);
+  }
+  double expected_memory_stall_ns() const override {
+    return std::min(static_cast<double>(stall_ns_), mean_latency_ns(memory_latency_));
+  }
   const Device& device() const override { return dev_; }
   const Workload& workload() const override { return w_; }
   const std::vector<KernelCost>& costs() const override { return *in_.costs; }
@@ -234,8 +285,9 @@ class Replay final : public PolicyContext {
     r.from_mhz = d.landed_mhz;
     r.to_mhz = d.pending_mhz;
     d.landed_mhz = d.pending_mhz;
-    if (which == SwitchRecord::Domain::memory && dev_.memory_switch_stall_us > 0) {
-      r.stall_ns = static_cast<std::int64_t>(std::llround(dev_.memory_switch_stall_us * 1e3));
+    if (which == SwitchRecord::Domain::memory && stall_ns_ > 0) {
+      // The stall is part of the transition: it cannot outlast the switch.
+      r.stall_ns = std::min(stall_ns_, land_ns - r.request_ns);
       stall_until_ns_ = now_ + r.stall_ns;
       res_.switch_stall_ns += r.stall_ns;
     }
@@ -388,6 +440,7 @@ class Replay final : public PolicyContext {
   Rng rng_;
   LatencyDistribution core_latency_, memory_latency_;
   std::int64_t origin_ns_ = 0;
+  std::int64_t stall_ns_ = 0;  // memory-switch stall, before the per-switch cap
 
   RunResult res_;
   std::int64_t now_ = 0;

@@ -6,6 +6,7 @@
 // (policy requests) and the firmware's power cap; energy is integrated exactly
 // over piecewise-constant power.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "sim/models.h"
@@ -20,6 +21,10 @@ struct EngineConfig {
   bool record_timeline = true;
   // Replaces every switch latency of the device (both domains) when >= 0.
   double switch_latency_override_us = -1.0;
+  // Replaces the device's memory-switch stall when >= 0. Either way a stall is
+  // never longer than the switch's own latency (so zero latency means free
+  // switches, stall included).
+  double memory_stall_override_us = -1.0;
   // The firmware power cap; off only in tests that check the raw switch model.
   bool power_cap = true;
   // Start with the firmware cap at its steady state for the workload (as after
@@ -35,6 +40,7 @@ struct EngineInputs {
   const Governor* governor = nullptr;
   const std::vector<KernelCost>* costs = nullptr;  // latency->prepare(...) of the workload
   const RunResult* baseline = nullptr;
+  std::string policy_name = "policy";  // names the policy in errors and results
 };
 
 RunResult replay(const EngineInputs& in, Policy& policy, const EngineConfig& cfg);

@@ -32,6 +32,12 @@ class PolicyContext {
   // The mean switch latency the policy should expect, per domain.
   virtual double expected_core_switch_ns() const = 0;
   virtual double expected_memory_switch_ns() const = 0;
+  // The latency a fraction `q` (0..1) of switches land within, per domain:
+  // what a policy that must not be late plans with.
+  virtual double core_switch_quantile_ns(double q) const = 0;
+  virtual double memory_switch_quantile_ns(double q) const = 0;
+  // How long the GPU stalls when a memory switch of the mean latency lands.
+  virtual double expected_memory_stall_ns() const = 0;
 
   virtual const Device& device() const = 0;
   virtual const Workload& workload() const = 0;

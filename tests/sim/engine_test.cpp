@@ -100,6 +100,35 @@ TEST(Engine, MemorySwitchStallsTheGpuAtIdlePower) {
   EXPECT_EQ(r.switch_stall_ns, 2'000'000);
 }
 
+TEST(Engine, StallNeverOutlastsItsSwitchSoZeroLatencyIsFree) {
+  ToyRig rig(toy_workload({10.0}));
+  rig.device.memory_switch_stall_us = 2000;
+  ScriptedPolicy p;
+  p.on_start = [](PolicyContext& c, std::uint32_t) { c.request(2000, 500); };
+  EngineConfig cfg = no_cap();
+  cfg.switch_latency_override_us = 500;  // a 0.5 ms switch stalls at most 0.5 ms
+  RunResult r = rig.run(p, cfg);
+  EXPECT_EQ(r.switch_stall_ns, 500'000);
+  EXPECT_EQ(r.kernels[0].duration_ns, 10'500'000);
+  cfg.switch_latency_override_us = 0;
+  r = rig.run(p, cfg);
+  EXPECT_EQ(r.switch_stall_ns, 0);
+  EXPECT_EQ(r.kernels[0].duration_ns, 10'000'000);
+}
+
+TEST(Engine, MemoryStallOverrideReplacesTheDevicesStall) {
+  ToyRig rig(toy_workload({10.0}));
+  rig.device.memory_switch_stall_us = 2000;
+  ScriptedPolicy p;
+  p.on_start = [](PolicyContext& c, std::uint32_t) { c.request(2000, 500); };
+  EngineConfig cfg = no_cap();
+  cfg.switch_latency_override_us = 3000;
+  cfg.memory_stall_override_us = 1000;
+  const RunResult r = rig.run(p, cfg);
+  EXPECT_EQ(r.switch_stall_ns, 1'000'000);
+  EXPECT_EQ(r.kernels[0].duration_ns, 11'000'000);
+}
+
 TEST(Engine, PowerCapLowersTheCoreClockUnderLockedClocks) {
   ToyRig rig(toy_workload({10.0}));
   rig.governor = FixedCapGovernor(1000);  // firmware allows 1000 MHz from the first tick (1 ms)

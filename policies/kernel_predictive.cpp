@@ -1,0 +1,99 @@
+// `kernel-predictive`: online per-kernel DVFS. It runs its profiling iteration
+// (the first one it sees) at the device's default clocks, recording only what
+// an online policy may see: each kernel as it is launched (name, launch
+// configuration, the latency model's split of its work) and, when it ends,
+// its measured duration at the clocks it ran at (a scale factor on the
+// model). When the next iteration starts it plans one pair per position of
+// the learned sequence (the same knapsack as kernel-oracle, budget from the
+// observed iteration time), then follows the repeating sequence, checking
+// every launched kernel against the prediction, and issues each switch ahead
+// of the kernel it is for by the expected switch latency (set_timer or the
+// end of an earlier kernel) so that it lands on time.
+#include <fmt/format.h>
+
+#include "policies/objective.h"
+#include "policies/plan.h"
+#include "policies/registry.h"
+
+namespace dvfsim {
+namespace {
+
+class KernelPredictive final : public Policy {
+ public:
+  explicit KernelPredictive(const Params& p)
+      : objective_(parse_objective(p, "kernel-predictive")),
+        memory_(plan::parse_memory_mode(p, "kernel-predictive")),
+        early_(p.integer("early") != 0) {}
+
+  void on_kernel_start(PolicyContext& ctx, std::uint32_t kernel) override {
+    learner_.on_start(ctx, kernel);
+    if (learner_.just_learned()) make_plan(ctx);
+    if (switcher_.active()) switcher_.on_start(ctx, learner_.position());
+  }
+  void on_kernel_end(PolicyContext& ctx, std::uint32_t kernel) override {
+    learner_.on_end(ctx, kernel);
+    if (switcher_.active()) switcher_.on_end(ctx);
+  }
+  void on_timer(PolicyContext& ctx) override {
+    if (switcher_.active()) switcher_.on_timer(ctx);
+  }
+
+ private:
+  void make_plan(PolicyContext& ctx) {
+    const auto& seq = learner_.sequence();
+    const Device& d = ctx.device();
+    plan::KernelPlanInput in;
+    in.device = &d;
+    in.latency = &ctx.latency();
+    in.power = &ctx.power();
+    in.kernels = plan::items_from(seq);
+    // The firmware now: the cap is the effective core clock when it is below
+    // the default clock (the policy has not set any clocks yet).
+    in.start.cap_mhz = std::min(ctx.effective().core_mhz, d.max_core_mhz());
+    in.start.from = ctx.effective();
+    in.start.stall_ns = ctx.expected_memory_stall_ns();
+    in.plan.objective = objective_;
+    in.plan.memory = memory_;
+    in.plan.cyclic = true;
+    in.plan.policy = "kernel-predictive";
+    in.plan.what = fmt::format("per-kernel knapsack over the {} kernels of the profiling iteration",
+                               seq.size());
+    const plan::KernelPlan p = plan::plan_kernels(in);
+    std::vector<plan::Switcher::Step> steps(seq.size());
+    for (std::size_t i = 0; i < seq.size(); ++i) {
+      steps[i].pair = p.pairs[i];
+      steps[i].duration_ns = p.emulation.time_of_step[i];
+      steps[i].gap_ns = seq[i].gap_after_ns;
+    }
+    switcher_.set_plan(std::move(steps), early_);
+  }
+
+  Objective objective_;
+  plan::MemoryMode memory_;
+  bool early_;
+  plan::SequenceLearner learner_;
+  plan::Switcher switcher_;
+};
+
+std::vector<ParamSpec> params() {
+  std::vector<ParamSpec> v = objective_params();
+  for (auto& p : plan::memory_mode_params()) v.push_back(p);
+  v.push_back({"early", ParamSpec::Kind::defaulted, "1",
+               "1: issue each switch ahead of its kernel by the expected switch latency; 0: at "
+               "kernel start"});
+  return v;
+}
+
+const bool registered = register_policy({
+    "kernel-predictive",
+    "Online per-kernel DVFS: learns the kernel sequence in a profiling iteration at default "
+    "clocks, plans one pair per kernel (knapsack under the observed iteration time), predicts "
+    "upcoming kernels from the repeating sequence and issues each switch early by the expected "
+    "switch latency.",
+    false,
+    params(),
+    [](const Params& p) { return std::make_unique<KernelPredictive>(p); },
+});
+
+}  // namespace
+}  // namespace dvfsim

@@ -1,0 +1,141 @@
+// `pass-level`: one pair per phase (forward, backward, optimizer; kernels
+// annotated `other` belong to the phase before them). Online: it runs its
+// profiling iteration at default clocks, observing each kernel as it is
+// launched and its measured duration, then sums the per-kernel tables of each
+// phase and picks one pair per phase under the objective (global: knapsack over
+// the phases under the observed iteration time; local: each phase within its
+// own observed time). From the next iteration on it requests a phase's pair
+// when the phase's first kernel starts (or, with early=1, ahead of it by the
+// expected switch latency).
+#include <array>
+
+#include <fmt/format.h>
+
+#include "policies/objective.h"
+#include "policies/plan.h"
+#include "policies/registry.h"
+
+namespace dvfsim {
+namespace {
+
+class PassLevel final : public Policy {
+ public:
+  explicit PassLevel(const Params& p)
+      : objective_(parse_objective(p, "pass-level")),
+        aggregation_(plan::parse_aggregation(p, "pass-level")),
+        memory_(plan::parse_memory_mode(p, "pass-level")),
+        early_(p.integer("early") != 0) {}
+
+  void on_kernel_start(PolicyContext& ctx, std::uint32_t kernel) override {
+    learner_.on_start(ctx, kernel);
+    if (learner_.just_learned()) make_plan(ctx);
+    if (!planned_) return;
+    if (early_) {
+      switcher_.on_start(ctx, learner_.position());
+      return;
+    }
+    // The phase of the launched kernel is known at launch.
+    Phase ph = ctx.workload().kernels[kernel].phase;
+    if (ph == Phase::other) ph = last_phase_;
+    last_phase_ = ph;
+    const int g = group_of_phase_[static_cast<std::size_t>(ph)];
+    if (g < 0) return;
+    const Clocks& c = pair_of_group_[static_cast<std::size_t>(g)];
+    if (!(ctx.wanted() == c)) ctx.request(c.core_mhz, c.memory_mhz);
+  }
+  void on_kernel_end(PolicyContext& ctx, std::uint32_t kernel) override {
+    learner_.on_end(ctx, kernel);
+    if (planned_ && early_) switcher_.on_end(ctx);
+  }
+  void on_timer(PolicyContext& ctx) override {
+    if (planned_ && early_) switcher_.on_timer(ctx);
+  }
+
+ private:
+  void make_plan(PolicyContext& ctx) {
+    const auto& seq = learner_.sequence();
+    const Device& d = ctx.device();
+    // Phases in order of first appearance; `other` joins the phase before it.
+    group_of_phase_.fill(-1);
+    std::vector<std::uint32_t> group_of(seq.size());
+    std::vector<Phase> phases;
+    Phase cur = Phase::other;
+    bool seen_any = false;
+    for (std::size_t i = 0; i < seq.size(); ++i) {
+      Phase ph = seq[i].phase;
+      if (ph == Phase::other && seen_any) ph = cur;
+      cur = ph;
+      seen_any = true;
+      auto& g = group_of_phase_[static_cast<std::size_t>(ph)];
+      if (g < 0) {
+        g = static_cast<int>(phases.size());
+        phases.push_back(ph);
+      }
+      group_of[i] = static_cast<std::uint32_t>(g);
+    }
+    plan::KernelPlanInput in;
+    in.device = &d;
+    in.latency = &ctx.latency();
+    in.power = &ctx.power();
+    in.kernels = plan::items_from(seq);
+    in.group_of_kernel = group_of;
+    in.groups = phases.size();
+    in.start.cap_mhz = std::min(ctx.effective().core_mhz, d.max_core_mhz());
+    in.start.from = ctx.effective();
+    in.start.stall_ns = ctx.expected_memory_stall_ns();
+    in.plan.objective = objective_;
+    in.plan.aggregation = aggregation_;
+    in.plan.memory = memory_;
+    in.plan.cyclic = true;
+    in.plan.policy = "pass-level";
+    std::string names;
+    for (auto ph : phases) names += (names.empty() ? "" : "/") + std::string(to_string(ph));
+    in.plan.what = fmt::format("one pair per phase ({})", names);
+    const plan::KernelPlan p = plan::plan_kernels(in);
+    pair_of_group_ = p.group_pairs;
+    if (early_) {
+      std::vector<plan::Switcher::Step> steps(seq.size());
+      for (std::size_t i = 0; i < seq.size(); ++i) {
+        steps[i].pair = p.pairs[i];
+        steps[i].duration_ns = p.emulation.time_of_step[i];
+        steps[i].gap_ns = seq[i].gap_after_ns;
+      }
+      switcher_.set_plan(std::move(steps), true);
+    }
+    last_phase_ = phases.empty() ? Phase::other : phases.front();
+    planned_ = true;
+  }
+
+  Objective objective_;
+  plan::Aggregation aggregation_;
+  plan::MemoryMode memory_;
+  bool early_;
+  bool planned_ = false;
+  plan::SequenceLearner learner_;
+  plan::Switcher switcher_;
+  std::array<int, kPhaseCount> group_of_phase_{};
+  std::vector<Clocks> pair_of_group_;
+  Phase last_phase_ = Phase::other;
+};
+
+std::vector<ParamSpec> params() {
+  std::vector<ParamSpec> v = plan::aggregation_params();
+  for (auto& p : objective_params()) v.push_back(p);
+  for (auto& p : plan::memory_mode_params()) v.push_back(p);
+  v.push_back({"early", ParamSpec::Kind::defaulted, "0",
+               "1: issue each phase's switch ahead of it by the expected switch latency; 0: when "
+               "the phase's first kernel starts"});
+  return v;
+}
+
+const bool registered = register_policy({
+    "pass-level",
+    "Online: one pair per phase (forward, backward, optimizer), chosen from a profiling "
+    "iteration at default clocks under the objective; switches when a phase starts.",
+    false,
+    params(),
+    [](const Params& p) { return std::make_unique<PassLevel>(p); },
+});
+
+}  // namespace
+}  // namespace dvfsim

@@ -1,0 +1,264 @@
+// End to end: `dvfsim sweep` on the shipped trace — the product, results.csv,
+// resuming, the undeclared-parameter rule, failing runs and bad experiment files.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Exec {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+Exec dvfsim(const std::string& args) {
+  const std::string cmd = std::string(DVFSIM_EXE) + " " + args + " 2>&1";
+  Exec r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf{};
+  while (fgets(buf.data(), static_cast<int>(buf.size()), p)) r.output += buf.data();
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void spit(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+
+std::string scratch(const std::string& name) {
+  const char* base = std::getenv("TMPDIR");
+  const std::filesystem::path dir = std::filesystem::path(base && *base ? base : "/tmp") /
+                                    ("dvfsim-sweep-test-" + name + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+// A CSV table: header and rows as maps (quoted fields understood).
+struct Csv {
+  std::vector<std::string> header;
+  std::vector<std::map<std::string, std::string>> rows;
+};
+
+Csv parse_csv(const std::string& text) {
+  std::vector<std::vector<std::string>> lines(1);
+  std::string field;
+  bool quoted = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        field += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      lines.back().push_back(field);
+      field.clear();
+    } else if (c == '\n') {
+      lines.back().push_back(field);
+      field.clear();
+      lines.emplace_back();
+    } else {
+      field += c;
+    }
+  }
+  if (lines.back().empty()) lines.pop_back();
+  Csv csv;
+  if (lines.empty()) return csv;
+  csv.header = lines[0];
+  for (std::size_t r = 1; r < lines.size(); ++r) {
+    std::map<std::string, std::string> row;
+    for (std::size_t c = 0; c < csv.header.size() && c < lines[r].size(); ++c) row[csv.header[c]] = lines[r][c];
+    EXPECT_EQ(lines[r].size(), csv.header.size()) << "row " << r << " has a different number of fields";
+    csv.rows.push_back(std::move(row));
+  }
+  return csv;
+}
+
+std::string tiny_experiment(const std::string& extra_policy_lines = "", const std::string& set = "") {
+  return std::string("name: tiny\n"
+                     "description: two policies x two latencies on the H200\n"
+                     "traces: [\"") +
+         DVFSIM_SHIPPED_TRACE +
+         "\"]\n"
+         "devices: [h200]\n"
+         "policies:\n"
+         "  - max\n"
+         "  - {name: static, set: {core_mhz: 1500, memory_mhz: 3201}}\n" +
+         extra_policy_lines + "set:\n  switch_latency_us: [1, 1000]\n" + set + "seed: 7\n";
+}
+
+TEST(Sweep, TinyProductWritesResultsAndResumes) {
+  const std::string dir = scratch("tiny");
+  spit(dir + "/tiny.yaml", tiny_experiment());
+  const Exec first = dvfsim("sweep " + dir + "/tiny.yaml --out " + dir + "/out --jobs 2");
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+
+  const std::string text = slurp(dir + "/out/results.csv");
+  const Csv csv = parse_csv(text);
+  ASSERT_EQ(csv.rows.size(), 4u) << text;
+  for (const char* col : {"device", "policy", "switch_latency_us", "energy_saving_pct", "slowdown_pct", "trace",
+                          "oracle", "max_slowdown", "objective", "aggregation", "time_s", "energy_j",
+                          "avg_power_w", "iterations", "time_per_iteration_s", "energy_per_iteration_j",
+                          "clock_switches", "switch_stall_s", "off_target_s", "power_capped_s", "baseline_policy",
+                          "baseline_time_s", "baseline_energy_j", "run_dir", "error"})
+    EXPECT_NE(std::find(csv.header.begin(), csv.header.end(), col), csv.header.end()) << col;
+
+  std::map<std::string, int> per_policy;
+  for (const auto& r : csv.rows) {
+    EXPECT_EQ(r.at("status"), "ok") << r.at("error");
+    EXPECT_EQ(r.at("device"), "h200");
+    EXPECT_EQ(r.at("baseline_policy"), "native");
+    EXPECT_EQ(r.at("seed"), "7");
+    EXPECT_TRUE(r.at("switch_latency_us") == "1" || r.at("switch_latency_us") == "1000") << r.at("switch_latency_us");
+    EXPECT_FALSE(r.at("energy_saving_pct").empty());
+    EXPECT_GT(std::stod(r.at("energy_j")), 0.0);
+    EXPECT_TRUE(std::filesystem::exists(dir + "/out/" + r.at("run_dir") + "/summary.json")) << r.at("run_dir");
+    EXPECT_TRUE(std::filesystem::exists(dir + "/out/" + r.at("run_dir") + "/kernels.csv"));
+    ++per_policy[r.at("policy")];
+  }
+  EXPECT_EQ(per_policy["max"], 2);
+  EXPECT_EQ(per_policy["static"], 2);
+  // static at a lower clock than native's saves energy and costs time.
+  for (const auto& r : csv.rows)
+    if (r.at("policy") == "static") {
+      EXPECT_EQ(r.at("core_mhz"), "1500");
+      EXPECT_GT(std::stod(r.at("energy_saving_pct")), 0.0);
+      EXPECT_GT(std::stod(r.at("slowdown_pct")), 0.0);
+    } else {
+      EXPECT_EQ(r.at("core_mhz"), "");  // max has no such parameter
+    }
+
+  // Again: every run is complete and skipped, results.csv is byte-identical.
+  const Exec second = dvfsim("sweep " + dir + "/tiny.yaml --out " + dir + "/out --jobs 2");
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_NE(second.output.find("0 ran, 4 skipped"), std::string::npos) << second.output;
+  EXPECT_EQ(slurp(dir + "/out/results.csv"), text);
+
+  // A changed configuration is not mistaken for a complete run: the seed
+  // changes every run's id, so the four runs are new.
+  std::string reseeded = tiny_experiment();
+  reseeded.replace(reseeded.find("seed: 7"), 7, "seed: 8");
+  spit(dir + "/tiny.yaml", reseeded);
+  const Exec third = dvfsim("sweep " + dir + "/tiny.yaml --out " + dir + "/out --jobs 2");
+  ASSERT_EQ(third.exit_code, 0) << third.output;
+  EXPECT_NE(third.output.find("4 ran, 0 skipped"), std::string::npos) << third.output;
+}
+
+TEST(Sweep, ParameterThatAPolicyDoesNotDeclareIsSkippedForIt) {
+  const std::string dir = scratch("undeclared");
+  // core_mhz is swept for every policy; max and native do not declare it, so
+  // each runs once (not once per value) with an empty core_mhz cell.
+  spit(dir + "/e.yaml", tiny_experiment("  - native\n", "  core_mhz: [1200, 1500]\n"));
+  const Exec r = dvfsim("sweep " + dir + "/e.yaml --out " + dir + "/out --jobs 2 --no-progress");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const Csv csv = parse_csv(slurp(dir + "/out/results.csv"));
+  std::map<std::string, int> per_policy;
+  for (const auto& row : csv.rows) {
+    ++per_policy[row.at("policy")];
+    if (row.at("policy") != "static") {
+      EXPECT_EQ(row.at("core_mhz"), "");
+    }
+  }
+  EXPECT_EQ(per_policy["max"], 2);     // x 2 latencies
+  EXPECT_EQ(per_policy["native"], 2);  // x 2 latencies
+  // static: its own core_mhz list (1500) replaces the experiment-wide one.
+  EXPECT_EQ(per_policy["static"], 2);
+  EXPECT_EQ(csv.rows.size(), 6u);
+}
+
+TEST(Sweep, FailingRunIsRecordedAndExitCodeIsOne) {
+  const std::string dir = scratch("failing");
+  std::string yaml = tiny_experiment();
+  yaml.replace(yaml.find("core_mhz: 1500"), 14, "core_mhz: [1500, 7]");
+  spit(dir + "/e.yaml", yaml);
+  const Exec r = dvfsim("sweep " + dir + "/e.yaml --out " + dir + "/out --jobs 2");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const Csv csv = parse_csv(slurp(dir + "/out/results.csv"));
+  ASSERT_EQ(csv.rows.size(), 6u);
+  int failed = 0;
+  for (const auto& row : csv.rows)
+    if (row.at("status") == "failed") {
+      ++failed;
+      EXPECT_EQ(row.at("core_mhz"), "7");
+      EXPECT_NE(row.at("error").find("7"), std::string::npos) << row.at("error");
+      EXPECT_FALSE(std::filesystem::exists(dir + "/out/" + row.at("run_dir") + "/summary.json"));
+    } else {
+      EXPECT_TRUE(row.at("error").empty());
+    }
+  EXPECT_EQ(failed, 2);
+}
+
+TEST(Sweep, BadExperimentFileNamesTheFileAndTheField) {
+  const std::string dir = scratch("bad");
+  struct Case {
+    std::string yaml, field;
+  };
+  std::string unknown_key = tiny_experiment();
+  unknown_key.replace(unknown_key.find("policies:"), 9, "polices:");
+  const std::vector<Case> cases = {
+      {unknown_key, "polices"},
+      {tiny_experiment("", "  max_slowdonw: [1]\n"), "max_slowdonw"},
+      {std::string("traces: [\"") + DVFSIM_SHIPPED_TRACE + "\"]\ndevices: []\npolicies: [max]\n", "devices"},
+      {std::string("traces: [\"") + DVFSIM_SHIPPED_TRACE + "\"]\ndevices: [h200]\npolicies: [max]\n"
+                                                          "set: {switch_latency_us: []}\n",
+       "switch_latency_us"},
+      {std::string("traces: [\"") + DVFSIM_SHIPPED_TRACE + "\"]\ndevices: [h200]\npolicies: [no-such-policy]\n",
+       "policies[0]"},
+      {"traces: [no/such/trace.json]\ndevices: [h200]\npolicies: [max]\n", "traces[0]"},
+      {"traces: [x\n", ""},  // not YAML at all
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const std::string file = dir + "/bad" + std::to_string(i) + ".yaml";
+    spit(file, cases[i].yaml);
+    const Exec r = dvfsim("sweep " + file + " --out " + dir + "/out" + std::to_string(i));
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find(file), std::string::npos) << "no file name in: " << r.output;
+    EXPECT_NE(r.output.find(cases[i].field), std::string::npos) << "no field '" << cases[i].field << "' in: " << r.output;
+    EXPECT_FALSE(std::filesystem::exists(dir + "/out" + std::to_string(i) + "/results.csv"));
+  }
+}
+
+TEST(Sweep, ShippedExperimentFilesParse) {
+  // Every experiment of experiments/ and experiments/small/ is well-formed
+  // (only checked when all its policies and devices are built in).
+  for (const char* sub : {"/experiments", "/experiments/small"}) {
+    const std::filesystem::path d = std::string(DVFSIM_SOURCE_DIR) + sub;
+    if (!std::filesystem::is_directory(d)) continue;
+    for (const auto& ent : std::filesystem::directory_iterator(d)) {
+      if (ent.path().extension() != ".yaml") continue;
+      const Exec r = dvfsim("sweep " + ent.path().string() + " --out /nonexistent --dry-run");
+      if (r.exit_code == 2 && (r.output.find("unknown policy") != std::string::npos ||
+                               r.output.find("unknown device") != std::string::npos))
+        continue;  // a policy or device of another milestone
+      EXPECT_EQ(r.exit_code, 0) << ent.path() << ": " << r.output;
+    }
+  }
+}
+
+}  // namespace

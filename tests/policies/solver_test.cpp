@@ -1,0 +1,177 @@
+// The planning helpers: hulls, the knapsack solver and its dual bound, on
+// instances small enough to check by hand or by brute force.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "policies/plan.h"
+#include "sim/error.h"
+#include "tests/sim/fixtures.h"
+
+namespace dvfsim::plan {
+namespace {
+
+// Tables by hand: `pairs` toy pairs, rows given directly.
+Tables hand_tables(const std::vector<std::vector<std::pair<double, double>>>& rows,
+                   std::vector<std::uint32_t> counts = {}) {
+  Tables t;
+  const std::size_t P = rows.front().size();
+  t.grid.mem_begin = {0, static_cast<std::uint32_t>(P)};
+  for (std::size_t p = 0; p < P; ++p)
+    t.grid.pairs.push_back(Clocks{static_cast<std::int32_t>(1000 + p), 1000,
+                                  static_cast<std::int16_t>(p), 0});
+  t.items = rows.size();
+  t.pairs = P;
+  for (const auto& r : rows)
+    for (const auto& [time, energy] : r) {
+      t.time_ns.push_back(time);
+      t.energy_j.push_back(energy);
+    }
+  t.count = counts.empty() ? std::vector<std::uint32_t>(rows.size(), 1) : counts;
+  return t;
+}
+
+TEST(Hull, KeepsTheLowerLeftConvexChain) {
+  // (t, e): (1, 10), (2, 6), (3, 5), (4, 1), (5, 2): (3, 5) lies above the chord
+  // from (2, 6) to (4, 1); (5, 2) is dominated by (4, 1).
+  const Tables t = hand_tables({{{5, 2}, {4, 1}, {3, 5}, {2, 6}, {1, 10}}});
+  const Hulls h = lower_hulls(t);
+  ASSERT_EQ(h.size(0), 3u);
+  EXPECT_EQ(h.t[0], 1);
+  EXPECT_EQ(h.t[1], 2);
+  EXPECT_EQ(h.t[2], 4);
+}
+
+TEST(Solver, TwoKernelsTwoPairsHandOptimum) {
+  // Kernel A: fast (10, 5 J) or slow (20, 3 J): saves 2 J for 10 ns.
+  // Kernel B: fast (10, 5 J) or slow (15, 4 J): saves 1 J for 5 ns.
+  const Tables t = hand_tables({{{10, 5}, {20, 3}}, {{10, 5}, {15, 4}}});
+  const Hulls h = lower_hulls(t);
+  // Budget 20: both fast, 10 J.
+  Solution s = solve_budget(t, h, 20);
+  EXPECT_DOUBLE_EQ(s.energy_j, 10);
+  EXPECT_DOUBLE_EQ(s.time_ns, 20);
+  // Budget 26: only B can slow (A needs 10 more): 9 J. The LP bound is
+  // 10 - 6 x 0.2 = 8.8 J; the gap is reported.
+  s = solve_budget(t, h, 26);
+  EXPECT_DOUBLE_EQ(s.energy_j, 9);
+  EXPECT_NEAR(s.dual_bound_j, 8.8, 1e-6);
+  EXPECT_NEAR(s.gap_j(), 0.2, 1e-6);
+  // Budget 30: A slow (8 J) beats B slow (9 J).
+  s = solve_budget(t, h, 30);
+  EXPECT_DOUBLE_EQ(s.energy_j, 8);
+  EXPECT_EQ(s.assignment.pair_of(0, 0), 1);
+  EXPECT_EQ(s.assignment.pair_of(1, 0), 0);
+  // Budget 35: both slow.
+  s = solve_budget(t, h, 35);
+  EXPECT_DOUBLE_EQ(s.energy_j, 7);
+  EXPECT_DOUBLE_EQ(s.gap_j(), 0);
+  // Budget 15: infeasible, the fastest pairs.
+  s = solve_budget(t, h, 15);
+  EXPECT_FALSE(s.feasible);
+  EXPECT_DOUBLE_EQ(s.time_ns, 20);
+}
+
+TEST(Solver, CopiesOfOneItemSplitBetweenPairs) {
+  // Four identical kernels, fast (10, 5) or slow (20, 3); budget 60: two slow.
+  const Tables t = hand_tables({{{10, 5}, {20, 3}}}, {4});
+  const Solution s = solve_budget(t, lower_hulls(t), 60);
+  EXPECT_DOUBLE_EQ(s.energy_j, 16);
+  EXPECT_DOUBLE_EQ(s.time_ns, 60);
+  EXPECT_NEAR(s.gap_j(), 0, 1e-9);
+}
+
+TEST(Solver, EdpWalksTheAggregateHull) {
+  // One kernel: (10, 10) EDP 100, (20, 4) EDP 80, (40, 3) EDP 120.
+  const Tables t = hand_tables({{{10, 10}, {20, 4}, {40, 3}}});
+  Objective o;
+  o.kind = ObjectiveKind::edp;
+  const Solution s = solve_objective(t, lower_hulls(t), o, 10, 0, 0);
+  EXPECT_DOUBLE_EQ(s.energy_j, 4);
+  o.kind = ObjectiveKind::energy;
+  EXPECT_DOUBLE_EQ(solve_objective(t, lower_hulls(t), o, 10, 0, 0).energy_j, 3);
+}
+
+TEST(Solver, PrimalBetweenDualBoundAndBruteForceOnRandomInstances) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> U(1.0, 10.0);
+  for (int inst = 0; inst < 200; ++inst) {
+    const int items = 5, pairs = 4;
+    std::vector<std::vector<std::pair<double, double>>> rows(items);
+    for (auto& r : rows)
+      for (int p = 0; p < pairs; ++p) r.push_back({std::round(U(rng) * 10), U(rng)});
+    const Tables t = hand_tables(rows);
+    double tmin = 0, tmax = 0;
+    for (auto& r : rows) {
+      double a = 1e9, b = 0;
+      for (auto& [x, y] : r) a = std::min(a, x), b = std::max(b, x);
+      tmin += a, tmax += b;
+    }
+    const double budget = tmin + (tmax - tmin) * std::uniform_real_distribution<double>(0, 1)(rng);
+    double best = std::numeric_limits<double>::infinity();
+    for (int code = 0; code < 1024; ++code) {
+      double T = 0, E = 0;
+      int c = code;
+      for (int i = 0; i < items; ++i, c /= pairs) T += rows[i][c % pairs].first, E += rows[i][c % pairs].second;
+      if (T <= budget) best = std::min(best, E);
+    }
+    const Solution s = solve_budget(t, lower_hulls(t), budget);
+    ASSERT_TRUE(s.feasible);
+    EXPECT_LE(s.time_ns, budget + 1e-9);
+    EXPECT_GE(s.energy_j, best - 1e-9);
+    EXPECT_LE(s.dual_bound_j, best + 1e-9) << "instance " << inst;
+  }
+}
+
+TEST(Tables, GroupIdenticalKernels) {
+  std::vector<ItemSpec> k(5);
+  k[0].cost.compute_ns_mhz = k[2].cost.compute_ns_mhz = k[4].cost.compute_ns_mhz = 1e9;
+  k[1].cost.compute_ns_mhz = k[3].cost.compute_ns_mhz = 2e9;
+  k[3].gap_ns = 5000;
+  const Grouping g = group_identical(k);
+  ASSERT_EQ(g.items.size(), 3u);
+  EXPECT_EQ(g.items[0].count, 3u);
+  EXPECT_EQ(g.item_of, (std::vector<std::uint32_t>{0, 1, 0, 2, 0}));
+}
+
+TEST(Tables, EnergyIncludesIdlePowerOfTheGap) {
+  testing::ToyLatency lat;
+  testing::ToyPower pow;
+  const Device d = testing::toy_device();
+  std::vector<ItemSpec> k(1);
+  k[0].cost.compute_ns_mhz = 10e6 * 2000.0;  // 10 ms at 2000 MHz
+  k[0].gap_ns = 5e6;                          // then 5 ms idle at 100 W
+  const Tables t = build_tables(d, lat, pow, k, default_table_options(d));
+  const int fast = t.grid.find(2000, 1000), slow = t.grid.find(1000, 1000);
+  EXPECT_DOUBLE_EQ(t.t(0, static_cast<std::size_t>(fast)), 10e6);
+  EXPECT_DOUBLE_EQ(t.e(0, static_cast<std::size_t>(fast)), 2.0 + 0.5);
+  EXPECT_DOUBLE_EQ(t.t(0, static_cast<std::size_t>(slow)), 20e6);
+  EXPECT_DOUBLE_EQ(t.e(0, static_cast<std::size_t>(slow)), 3.0 + 0.5);
+}
+
+TEST(Objective, ParsesAndRejects) {
+  const PolicyInfo& info = find_policy("kernel-oracle");
+  const Objective o = parse_objective(resolve_params(info, {{"objective", "edp"}}), "kernel-oracle");
+  EXPECT_EQ(o.kind, ObjectiveKind::edp);
+  EXPECT_THROW(parse_objective(resolve_params(info, {{"objective", "speed"}}), "x"), InputError);
+  EXPECT_THROW(parse_objective(resolve_params(info, {{"max_slowdown", "-1"}}), "x"), InputError);
+  Objective w;
+  w.max_slowdown_pct = 10;
+  EXPECT_DOUBLE_EQ(w.budget(100), 110);
+}
+
+TEST(Registry, PoliciesDeclareOracleHonestly) {
+  EXPECT_TRUE(find_policy("kernel-oracle").oracle);
+  EXPECT_TRUE(find_policy("static-best").oracle);
+  EXPECT_FALSE(find_policy("kernel-predictive").oracle);
+  EXPECT_FALSE(find_policy("latency-aware").oracle);
+  EXPECT_FALSE(find_policy("pass-level").oracle);
+  const PolicyInfo& info = find_policy("kernel-oracle");
+  EXPECT_THROW(info.make(resolve_params(info, {{"aggregation", "x"}})), InputError);
+  EXPECT_THROW(info.make(resolve_params(info, {{"memory", "x"}})), InputError);
+}
+
+}  // namespace
+}  // namespace dvfsim::plan

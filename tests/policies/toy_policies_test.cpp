@@ -1,0 +1,208 @@
+// The policies on a toy GPU whose optimum can be computed by hand.
+//
+// Clocks: core 1000/2000 MHz x memory 500/1000 MHz. Kernel A is compute-bound
+// (10 ms at 2000 MHz, time ~ 1/core), kernel B memory-bound (10 ms at 1000 MHz
+// memory, time ~ 1/memory). Power: 50 W + busy x (150 W at 2000 MHz core, 40 W
+// at 1000 MHz) + memory (20 W at 1000 MHz, 5 W at 500 MHz).
+//   A at (2000, 1000): 10 ms x 220 W = 2.2 J      B at (2000, 1000): 2.2 J
+//   A at (2000,  500): 10 ms x 205 W = 2.05 J     B at (1000, 1000): 10 ms x 110 W = 1.1 J
+// Baseline (default 2000/1000): 20 ms, 4.4 J. Least energy at no slowdown:
+// A at (2000, 500) and B at (1000, 1000): 20 ms, 3.15 J.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "policies/plan.h"
+#include "policies/registry.h"
+#include "sim/engine.h"
+
+namespace dvfsim::testing {
+namespace {
+
+class TwoDomainLatency final : public LatencyModel {
+ public:
+  std::vector<KernelCost> prepare(const Workload& w, const Device&, const Device&) const override {
+    std::vector<KernelCost> out(w.kernels.size());
+    for (std::size_t i = 0; i < w.kernels.size(); ++i) {
+      const double d = static_cast<double>(w.kernels[i].work.duration_ns);
+      if (w.kernels[i].cls == KernelClass::gemm) out[i].compute_ns_mhz = d * 2000.0;
+      else out[i].memory_ns_mhz = d * 1000.0;
+    }
+    return out;
+  }
+  double duration_ns(const KernelCost& k, const Clocks& c) const override {
+    return std::max(k.compute_ns_mhz / c.core_mhz, k.memory_ns_mhz / c.memory_mhz);
+  }
+  Utilisation utilisation(const KernelCost&, const Clocks&, double) const override {
+    return {1.0, 0.0, 0.0};
+  }
+};
+
+class TwoDomainPower final : public PowerModel {
+ public:
+  double power_w(const Utilisation& u, const Clocks& c) const override {
+    return 50.0 + u.busy * (c.core_mhz == 2000 ? 150.0 : 40.0) + (c.memory_mhz == 1000 ? 20.0 : 5.0);
+  }
+  double deep_idle_w() const override { return 10.0; }
+};
+
+class NoCap final : public Governor {
+ public:
+  std::int64_t period_ns() const override { return 100'000'000; }
+  std::int32_t cap_core_mhz(const Utilisation&, const Clocks&, std::int32_t) const override {
+    return 2000;
+  }
+};
+
+Device device() {
+  Device d;
+  d.name = "toy2";
+  d.core_clocks_mhz = {1000, 2000};
+  d.memory_clocks_mhz = {500, 1000};
+  d.default_core_mhz = 2000;
+  d.default_memory_mhz = 1000;
+  d.voltage_curve = {{1000, 0.8}, {2000, 1.0}};
+  d.power.limit_w = 1000;
+  d.governor.period_ms = 100;
+  return d;
+}
+
+// Kernels A (forward) and B (backward), back to back, `iterations` times.
+Workload workload(int iterations) {
+  Workload w;
+  w.source_path = "toy2";
+  w.capture.device = "toy2";
+  w.intern("");
+  const auto a = w.intern("A"), b = w.intern("B");
+  std::int64_t t = 0;
+  for (int it = 0; it < iterations; ++it) {
+    w.iteration_begin.push_back(static_cast<std::uint32_t>(w.kernels.size()));
+    for (int j = 0; j < 2; ++j) {
+      Kernel k;
+      k.name_id = j == 0 ? a : b;
+      k.cls = j == 0 ? KernelClass::gemm : KernelClass::elementwise;
+      k.phase = j == 0 ? Phase::forward : Phase::backward;
+      k.iteration = it;
+      k.host_launch_ns = 0;
+      k.traced_start_ns = t;
+      k.work.duration_ns = 10'000'000;
+      t += k.work.duration_ns;
+      w.kernels.push_back(k);
+    }
+  }
+  w.iterations = iterations;
+  w.iteration_begin.push_back(static_cast<std::uint32_t>(w.kernels.size()));
+  return w;
+}
+
+struct Rig {
+  Device dev = device();
+  TwoDomainLatency lat;
+  TwoDomainPower pow;
+  NoCap gov;
+  Workload w;
+  std::vector<KernelCost> costs;
+  RunResult base;
+  explicit Rig(int iterations) : w(workload(iterations)) {
+    costs = lat.prepare(w, dev, dev);
+    base = run("native", {}, false);
+  }
+  RunResult run(const std::string& policy, const std::map<std::string, std::string>& params,
+                bool with_baseline = true, double latency_us = 0.0) {
+    plan::quiet_reports(true);
+    const PolicyInfo& info = find_policy(policy);
+    auto p = info.make(resolve_params(info, params));
+    EngineInputs in;
+    in.workload = &w;
+    in.device = &dev;
+    in.latency = &lat;
+    in.power = &pow;
+    in.governor = &gov;
+    in.costs = &costs;
+    in.baseline = with_baseline ? &base : nullptr;
+    EngineConfig cfg;
+    cfg.switch_latency_override_us = latency_us;
+    return replay(in, *p, cfg);
+  }
+};
+
+double iteration_energy(const RunResult& r, int it) { return r.iteration_energy_j[static_cast<std::size_t>(it)]; }
+
+TEST(ToyPolicies, BaselineIsHandComputed) {
+  Rig rig(1);
+  EXPECT_NEAR(rig.base.energy_j, 4.4, 1e-9);
+  EXPECT_EQ(rig.base.end_ns - rig.base.begin_ns, 20'000'000);
+}
+
+TEST(ToyPolicies, KernelOracleFindsTheHandOptimum) {
+  Rig rig(1);
+  for (const char* agg : {"global", "local"}) {
+    const RunResult r = rig.run("kernel-oracle", {{"aggregation", agg}});
+    EXPECT_NEAR(r.energy_j, 3.15, 1e-9) << agg;
+    EXPECT_EQ(r.end_ns - r.begin_ns, 20'000'000) << agg;
+    EXPECT_EQ(r.kernels[0].requested_core_mhz, 2000);
+    EXPECT_EQ(r.kernels[0].requested_memory_mhz, 500);
+    EXPECT_EQ(r.kernels[1].requested_core_mhz, 1000);
+    EXPECT_EQ(r.kernels[1].requested_memory_mhz, 1000);
+  }
+}
+
+TEST(ToyPolicies, KernelOracleWithoutBaselineUsesDefaultClocks) {
+  Rig rig(1);
+  const RunResult r = rig.run("kernel-oracle", {}, false);
+  EXPECT_NEAR(r.energy_j, 3.15, 1e-9);
+}
+
+TEST(ToyPolicies, LargerBudgetSavesMore) {
+  // With 50 % slowdown allowed (budget 30 ms): A at (1000, 500) takes 20 ms at
+  // 95 W = 1.9 J and B at (1000, 1000) 1.1 J: 3.0 J in 30 ms.
+  Rig rig(1);
+  const RunResult r = rig.run("kernel-oracle", {{"max_slowdown", "50"}});
+  EXPECT_NEAR(r.energy_j, 3.0, 1e-9);
+  EXPECT_EQ(r.end_ns - r.begin_ns, 30'000'000);
+  const RunResult e = rig.run("kernel-oracle", {{"objective", "energy"}});
+  EXPECT_LE(e.energy_j, r.energy_j + 1e-12);
+}
+
+TEST(ToyPolicies, StaticBestPicksOnePair) {
+  Rig rig(1);
+  // No slowdown: only the default pair keeps 20 ms.
+  EXPECT_NEAR(rig.run("static-best", {}).energy_j, 4.4, 1e-9);
+  // 50 %: (1000, 1000): A 20 ms x 110 W + B 10 ms x 110 W = 3.3 J in 30 ms.
+  const RunResult r = rig.run("static-best", {{"max_slowdown", "50"}});
+  EXPECT_NEAR(r.energy_j, 3.3, 1e-9);
+  EXPECT_EQ(r.kernels[0].requested_core_mhz, 1000);
+}
+
+TEST(ToyPolicies, OnlinePoliciesLearnIterationZeroThenApplyTheOptimum) {
+  Rig rig(3);
+  for (const char* p : {"kernel-predictive", "pass-level", "latency-aware"}) {
+    const RunResult r = rig.run(p, {});
+    EXPECT_NEAR(iteration_energy(r, 0), 4.4, 1e-9) << p << ": profiling at default clocks";
+    EXPECT_NEAR(iteration_energy(r, 1), 3.15, 1e-9) << p;
+    EXPECT_NEAR(iteration_energy(r, 2), 3.15, 1e-9) << p;
+    EXPECT_EQ(r.end_ns - r.begin_ns, 60'000'000) << p;
+  }
+}
+
+TEST(ToyPolicies, KernelPredictiveIssuesSwitchesEarlySoTheyLandOnTime) {
+  // 2 ms switches: requested 2 ms before the kernel they are for.
+  Rig rig(3);
+  const RunResult r = rig.run("kernel-predictive", {}, true, 2000.0);
+  EXPECT_NEAR(iteration_energy(r, 2), 3.15, 1e-9);
+  for (const auto& s : r.switches)
+    if (s.domain != SwitchRecord::Domain::power_cap && s.request_ns >= 30'000'000) {
+      EXPECT_EQ(s.land_ns % 10'000'000, 0) << "lands at a kernel boundary";
+    }
+}
+
+TEST(ToyPolicies, ObjectivesEdpAndEnergy) {
+  Rig rig(1);
+  // EDP per kernel with both free: A (2000,500) 2.05 J x 10 ms beats slower
+  // ones; B (1000,1000) 1.1 J. Totals: 3.15 J, 20 ms -> EDP 0.063 J.s.
+  const RunResult r = rig.run("kernel-oracle", {{"objective", "edp"}});
+  EXPECT_LE(r.energy_j * r.time_s(), 3.15 * 0.02 + 1e-12);
+}
+
+}  // namespace
+}  // namespace dvfsim::testing
