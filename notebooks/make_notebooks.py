@@ -112,8 +112,9 @@ NOTEBOOKS["01-table2.ipynb"] = notebook([
             return r["policy"] + (f" ({agg})" if isinstance(agg, str) and agg and r["policy"] == "kernel-oracle" else "")
 
         df["config"] = df.apply(config, axis=1)
-        configs = ordered(df["config"], [c for p in POLICY_ORDER for c in
-                          (p, f"{p} (local)", f"{p} (global)")])
+        # coarse to fine: one pair, one per pass, one per kernel
+        configs = ordered(df["config"], ["static-best", "pass-level", "latency-aware", "kernel-predictive",
+                                         "kernel-oracle (local)", "kernel-oracle (global)", "kernel-oracle"])
         objectives = ordered(df["objective"], ["waste", "energy", "edp", "ed2p"])
         table = (df.set_index(["config", "objective"])
                    [["energy_saving_pct", "slowdown_pct", "energy_per_iteration_j",
@@ -140,7 +141,8 @@ NOTEBOOKS["01-table2.ipynb"] = notebook([
             ax.set_xticks(x, [c.replace(" (", "\\n(") for c in configs])
             ax.set_ylabel(label)
             ax.axhline(0, color="k", lw=0.8)
-        axes[0].legend(loc="best", fontsize=8)
+            ax.margins(y=0.18)
+        axes[0].legend(loc="upper left", fontsize=8)
         fig.suptitle(f"GPT-3 XL training step on {device}, free clock switches")
         fig.tight_layout()
         save(fig, "01-table2")
@@ -258,9 +260,10 @@ NOTEBOOKS["03-switch-latency.ipynb"] = notebook([
     """),
     setup("switch_latency"),
     code('''
-        df = df.sort_values("switch_latency_us")
-        devices = list(dict.fromkeys(df["device"]))
+        devices = list(dict.fromkeys(df["device"]))  # experiment order
+        df = df.sort_values("switch_latency_us", kind="stable")
         policies = ordered(df["policy"])
+        CLIP_SAVING_PCT = -20  # lower limit of the saving axis when a policy loses more
         PER_KERNEL = [p for p in ["kernel-oracle", "kernel-predictive"] if p in policies]
 
         def crossover(sub):
@@ -300,13 +303,19 @@ NOTEBOOKS["03-switch-latency.ipynb"] = notebook([
                 kw = dict(color=COLORS.get(p), marker=MARKERS.get(p, "o"), ms=4, lw=1.4, label=p)
                 top.plot(s["switch_latency_us"], s["energy_saving_pct"], **kw)
                 bottom.plot(s["switch_latency_us"], s["slowdown_pct"], **kw)
+            # Keep the positive savings readable: clip very negative ones (and say so).
+            low = sub["energy_saving_pct"].min()
+            if low < CLIP_SAVING_PCT:
+                top.set_ylim(bottom=CLIP_SAVING_PCT)
+                top.text(0.02, 0.03, f"axis clipped at {CLIP_SAVING_PCT:g} % (lowest {low:.0f} %)",
+                         transform=top.transAxes, fontsize=6.5, color="dimgrey")
             cross = summary.loc[d, "per_kernel_stops_paying_us"]
             if np.isfinite(cross):
                 for ax in (top, bottom):
                     ax.axvline(cross, color="grey", ls=":", lw=1.2)
-                top.annotate(f"per-kernel DVFS\\nstops paying\\n≥ {latency_label(cross)}", (cross, 0.02),
-                             xycoords=("data", "axes fraction"), fontsize=7, color="dimgrey",
-                             xytext=(3, 0), textcoords="offset points")
+                top.annotate(f"per-kernel DVFS\\nstops paying\\n≥ {latency_label(cross)}", (cross, 0.97),
+                             xycoords=("data", "axes fraction"), fontsize=7, color="dimgrey", va="top",
+                             ha="right", xytext=(-3, 0), textcoords="offset points")
             if "latency-aware" in policies:
                 la = sub[sub["policy"] == "latency-aware"].sort_values("switch_latency_us")
                 if len(la):
@@ -318,15 +327,17 @@ NOTEBOOKS["03-switch-latency.ipynb"] = notebook([
                 ax.set_xscale("log")
                 ax.axhline(0, color="k", lw=0.8)
                 ax.xaxis.set_major_formatter(FuncFormatter(latency_label))
-            if bottom.get_ylim()[1] > 50:
+            if sub["slowdown_pct"].max() > 50:
                 bottom.set_yscale("symlog", linthresh=10)
+                bottom.set_ylim(bottom=min(-1.0, 1.2 * sub["slowdown_pct"].min()))
             top.set_title(d)
             bottom.set_xlabel("clock-switch latency")
         axes[0, 0].set_ylabel("energy saving vs native (%)")
         axes[1, 0].set_ylabel("slowdown vs native (%)")
-        axes[0, 0].legend(fontsize=7, loc="lower left")
+        handles, labels = axes[0, 0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="lower center", ncol=len(policies), fontsize=8, frameon=False)
         fig.suptitle("GPT-3 XL training step: energy saving and slowdown vs clock-switch latency (objective waste, 0 % budget)")
-        fig.tight_layout()
+        fig.tight_layout(rect=(0, 0.04, 1, 1))
         save(fig, "03-switch-latency")
     '''),
     md("""
