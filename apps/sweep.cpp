@@ -507,11 +507,20 @@ int run_sweep(const std::string& experiment_path, const SweepOptions& opts) {
   std::map<std::string, std::string> trace_fp, device_fp;
   for (const auto& t : e.traces) trace_fp[t.label] = file_fingerprint(t.path);
   for (const auto& d : e.devices) device_fp[d] = file_fingerprint(load_device_cached(d)->device.source_path);
+  // The capture device's file shapes every retargeted run, and the program
+  // itself shapes every run: a rebuilt dvfsim re-runs the sweep.
+  for (const auto& t : e.traces) {
+    const std::string& cap = load_workload(t.path)->capture.device;
+    if (!cap.empty())
+      trace_fp[t.label] += "+" + file_fingerprint(load_device_cached(cap)->device.source_path);
+  }
+  const std::string build_fp = file_fingerprint("/proc/self/exe");
 
   auto config_key = [&](const SweepPoint& p) {
     JsonWriter j;
     j.begin_object();
     j.field("dvfsim_version", DVFSIM_VERSION);
+    j.field("dvfsim_build", build_fp);
     j.field("trace", p.trace->label);
     j.field("trace_hash", trace_fp[p.trace->label]);
     j.field("device", p.device);
