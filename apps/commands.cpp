@@ -1,25 +1,25 @@
 #include "apps/commands.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cmath>
 #include <fstream>
-#include <sstream>
 #include <iostream>
+#include <sstream>
 
-#include <fmt/format.h>
-
+#include "apps/files.h"
 #include "apps/outputs.h"
 #include "apps/runner.h"
-#include "apps/files.h"
 #include "apps/validate.h"
-#include "models/calibrate.h"
 #include "hw/commands.h"
+#include "models/calibrate.h"
 #include "models/device_yaml.h"
 #include "policies/registry.h"
 #include "sim/error.h"
 #include "traces/native.h"
-#include "traces/trace.h"
 #include "traces/stats.h"
+#include "traces/trace.h"
 
 namespace dvfsim {
 void add_sweep(CLI::App& app, int& exit_code);  // apps/sweep.cpp
@@ -51,14 +51,17 @@ void add_run(CLI::App& app, int& exit_code) {
     std::size_t rows = 40;
   };
   auto o = std::make_shared<Opts>();
-  cmd->add_option("--trace", o->spec.trace_path, "Trace file (Kineto JSON, .gz or plain, or native)")
+  cmd->add_option("--trace", o->spec.trace_path,
+                  "Trace file (Kineto JSON, .gz or plain, or native)")
       ->required();
   cmd->add_option("--device", o->spec.device, "Device name (see `dvfsim devices`) or YAML path")
       ->required();
   cmd->add_option("--policy", o->spec.policy, "Policy name (see `dvfsim policies`)")->required();
   cmd->add_option("--set", o->sets, "KEY=VALUE: a policy parameter or switch_latency_us");
-  cmd->add_option("--baseline", o->spec.baseline, "Baseline policy, or none")->capture_default_str();
-  cmd->add_option("--seed", o->spec.seed, "Seed of the switch-latency draws")->capture_default_str();
+  cmd->add_option("--baseline", o->spec.baseline, "Baseline policy, or none")
+      ->capture_default_str();
+  cmd->add_option("--seed", o->spec.seed, "Seed of the switch-latency draws")
+      ->capture_default_str();
   cmd->add_option("--out", o->out, "Output directory")->required();
   cmd->add_flag("--per-kernel", o->per_kernel,
                 "Print the chosen clocks per distinct kernel (name, class, phase)");
@@ -74,9 +77,10 @@ void add_run(CLI::App& app, int& exit_code) {
     write_run_outputs(o->out, o->spec, sim);
     print_run_summary(std::cout, o->spec, sim);
     if (o->per_kernel) print_kernel_choices(std::cout, sim, o->rows);
-    std::cout << fmt::format("  wrote {}/ (summary.json, kernels.csv, timeline.csv, "
-                             "clock_switches.csv, trace.json, clock_plan.json, manifest.json) in {:.2f} s\n",
-                             o->out, seconds_since(t0));
+    std::cout << fmt::format(
+        "  wrote {}/ (summary.json, kernels.csv, timeline.csv, "
+        "clock_switches.csv, trace.json, clock_plan.json, manifest.json) in {:.2f} s\n",
+        o->out, seconds_since(t0));
     exit_code = 0;
   });
 }
@@ -84,7 +88,8 @@ void add_run(CLI::App& app, int& exit_code) {
 void add_trace(CLI::App& app, int& exit_code) {
   auto* trace = app.add_subcommand("trace", "Inspect or convert traces");
   trace->require_subcommand(1);
-  auto* info = trace->add_subcommand("info", "Iterations, kernels, GPU time per class and phase, work coverage");
+  auto* info = trace->add_subcommand(
+      "info", "Iterations, kernels, GPU time per class and phase, work coverage");
   auto path = std::make_shared<std::string>();
   info->add_option("FILE", *path, "Trace file")->required();
   info->callback([path, &exit_code] {
@@ -100,7 +105,8 @@ void add_trace(CLI::App& app, int& exit_code) {
   conv->callback([in, out, &exit_code] {
     const Workload w = read_trace(*in);
     write_native(w, *out);
-    std::cout << fmt::format("wrote {} ({} kernels, {} iterations)\n", *out, w.kernels.size(), w.iterations);
+    std::cout << fmt::format("wrote {} ({} kernels, {} iterations)\n", *out, w.kernels.size(),
+                             w.iterations);
     exit_code = 0;
   });
 }
@@ -128,14 +134,14 @@ void add_policies(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("policies", "List the DVFS policies and their parameters");
   cmd->callback([&exit_code] {
     for (const PolicyInfo* p : all_policies()) {
-      std::cout << fmt::format("{}{}\n    {}\n", p->name, p->oracle ? "  [oracle: reads the future]" : "",
-                               p->description);
+      std::cout << fmt::format("{}{}\n    {}\n", p->name,
+                               p->oracle ? "  [oracle: reads the future]" : "", p->description);
       for (const auto& s : p->params) {
-        const std::string kind = s.kind == ParamSpec::Kind::required
-                                     ? "required"
-                                     : (s.kind == ParamSpec::Kind::defaulted
-                                            ? fmt::format("default {}", s.default_value)
-                                            : "optional");
+        const std::string kind =
+            s.kind == ParamSpec::Kind::required
+                ? "required"
+                : (s.kind == ParamSpec::Kind::defaulted ? fmt::format("default {}", s.default_value)
+                                                        : "optional");
         std::cout << fmt::format("    --set {}=...  ({}) {}\n", s.name, kind, s.description);
       }
     }
@@ -149,7 +155,8 @@ void add_policies(CLI::App& app, int& exit_code) {
 }
 
 void add_calibrate(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("calibrate", "Fit a device's power coefficients from measurements");
+  auto* cmd =
+      app.add_subcommand("calibrate", "Fit a device's power coefficients from measurements");
   struct Opts {
     std::string device, csv, out;
   };
@@ -161,18 +168,22 @@ void add_calibrate(CLI::App& app, int& exit_code) {
     const LoadedDevice ld = load_device(o->device);
     const auto rows = read_calibration_csv(o->csv);
     const CalibrationFit fit = fit_power(ld.device, rows);
-    std::cout << fmt::format("{:<28} {:>12} {:>12} {:>9}\n", "measurement", "measured W", "model W", "error");
+    std::cout << fmt::format("{:<28} {:>12} {:>12} {:>9}\n", "measurement", "measured W", "model W",
+                             "error");
     for (const auto& r : fit.rows)
       std::cout << fmt::format("{:<28} {:>12.1f} {:>12.1f} {:>+8.2f}%{}\n", r.name, r.measured_w,
                                r.predicted_w, r.error_pct, r.used ? "" : "  (not fitted)");
-    std::cout << fmt::format("RMS error {:.2f} %, max {:.2f} % over {} rows; idle split scaled by {:.3f}\n",
-                             fit.rms_error_pct, fit.max_abs_error_pct, fit.rows.size(), fit.idle_scale);
+    std::cout << fmt::format(
+        "RMS error {:.2f} %, max {:.2f} % over {} rows; idle split scaled by {:.3f}\n",
+        fit.rms_error_pct, fit.max_abs_error_pct, fit.rows.size(), fit.idle_scale);
     const PowerParams& p = fit.power;
     std::cout << fmt::format(
-        "fitted: const {:.2f} W, leak {:.2f} W/V, clock {:.3f} W/(V^2 GHz), busy {:.2f} W/(V^2 GHz), "
-        "tensor {:.2f} W/(V^2 GHz), FP32 {:.2f} W/(V^2 GHz), memory active {:.2f} W/GHz, memory idle {:.3f} W/GHz\n",
-        p.const_w, p.leak_w_per_v, p.clock_w_per_v2ghz, p.busy_w_per_v2ghz, p.compute_w_per_v2ghz, p.simt_w_per_v2ghz,
-        p.memory_active_w_per_ghz, p.memory_idle_w_per_ghz);
+        "fitted: const {:.2f} W, leak {:.2f} W/V, clock {:.3f} W/(V^2 GHz), busy {:.2f} W/(V^2 "
+        "GHz), "
+        "tensor {:.2f} W/(V^2 GHz), FP32 {:.2f} W/(V^2 GHz), memory active {:.2f} W/GHz, memory "
+        "idle {:.3f} W/GHz\n",
+        p.const_w, p.leak_w_per_v, p.clock_w_per_v2ghz, p.busy_w_per_v2ghz, p.compute_w_per_v2ghz,
+        p.simt_w_per_v2ghz, p.memory_active_w_per_ghz, p.memory_idle_w_per_ghz);
     std::ifstream in(ld.device.source_path);
     std::stringstream ss;
     ss << in.rdbuf();
@@ -185,7 +196,8 @@ void add_calibrate(CLI::App& app, int& exit_code) {
 }
 
 void add_hw_validate(CLI::App& hw, int& exit_code) {
-  auto* cmd = hw.add_subcommand("validate", "Compare the native prediction for a trace with its measurement");
+  auto* cmd = hw.add_subcommand("validate",
+                                "Compare the native prediction for a trace with its measurement");
   struct Opts {
     std::string trace, measured, device = "h200";
     double tolerance = 5.0;
@@ -194,10 +206,12 @@ void add_hw_validate(CLI::App& hw, int& exit_code) {
   cmd->add_option("--trace", o->trace, "Trace file")->required();
   cmd->add_option("--measured", o->measured, "Measurement JSON (*.measured.json)")->required();
   cmd->add_option("--device", o->device, "Device name or YAML path")->capture_default_str();
-  cmd->add_option("--tolerance", o->tolerance, "Largest accepted energy error, percent")->capture_default_str();
+  cmd->add_option("--tolerance", o->tolerance, "Largest accepted energy error, percent")
+      ->capture_default_str();
   cmd->callback([o, &exit_code] {
     const ValidationReport r = validate_trace(o->trace, o->measured, o->device);
-    std::cout << fmt::format("dvfsim hw validate: {} on {} (native) against {}\n", o->trace, o->device, o->measured);
+    std::cout << fmt::format("dvfsim hw validate: {} on {} (native) against {}\n", o->trace,
+                             o->device, o->measured);
     print_validation(std::cout, r, o->tolerance);
     exit_code = std::abs(r.energy_error_pct) <= o->tolerance ? 0 : 1;
   });

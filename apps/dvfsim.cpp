@@ -1,20 +1,21 @@
 // dvfsim: the command-line program. Parses, wires, prints; the work happens in
 // the libraries (DESIGN.md, "Command line").
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
 #include <map>
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
-
 #include "apps/commands.h"
 #include "sim/error.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"dvfsim: replay GPU kernel traces against calibrated power and latency models "
-               "under pluggable DVFS policies"};
+  CLI::App app{
+      "dvfsim: replay GPU kernel traces against calibrated power and latency models "
+      "under pluggable DVFS policies"};
   app.require_subcommand(1);
   app.set_version_flag("--version", DVFSIM_VERSION);
   int exit_code = 0;

@@ -1,11 +1,11 @@
 #include "apps/files.h"
 
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-
-#include <fmt/format.h>
-#include <unistd.h>
 
 #include "sim/error.h"
 
@@ -13,8 +13,8 @@ namespace dvfsim {
 
 void write_file_atomic(const std::string& path, std::string_view content) {
   const std::filesystem::path target(path);
-  const auto tmp = target.parent_path() /
-                   fmt::format(".{}.tmp.{}", target.filename().string(), static_cast<long>(getpid()));
+  const auto tmp = target.parent_path() / fmt::format(".{}.tmp.{}", target.filename().string(),
+                                                      static_cast<long>(getpid()));
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw InputError(fmt::format("{}: cannot write", tmp.string()));
@@ -34,7 +34,8 @@ void make_output_dir(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec || !std::filesystem::is_directory(dir))
-    throw InputError(fmt::format("--out {}: cannot create the output directory ({})", dir, ec.message()));
+    throw InputError(
+        fmt::format("--out {}: cannot create the output directory ({})", dir, ec.message()));
 }
 
 std::string csv_field(std::string_view s) {

@@ -2,13 +2,13 @@
 // A minimal streaming JSON writer for the output files (the project's JSON
 // library, simdjson, only parses). Numbers are written with enough digits to
 // round-trip; non-finite numbers become null.
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <fmt/format.h>
 
 namespace dvfsim {
 
@@ -27,17 +27,27 @@ class JsonWriter {
     after_key_ = true;
     return *this;
   }
-  JsonWriter& value(std::string_view s) { return raw_value([&] { string_literal(s); }); }
+  JsonWriter& value(std::string_view s) {
+    return raw_value([&] { string_literal(s); });
+  }
   JsonWriter& value(const char* s) { return value(std::string_view(s)); }
   JsonWriter& value(const std::string& s) { return value(std::string_view(s)); }
-  JsonWriter& value(bool b) { return raw_value([&] { out_ += b ? "true" : "false"; }); }
+  JsonWriter& value(bool b) {
+    return raw_value([&] { out_ += b ? "true" : "false"; });
+  }
   JsonWriter& value(double d) {
     return raw_value([&] { out_ += std::isfinite(d) ? fmt::format("{}", d) : "null"; });
   }
-  JsonWriter& value(std::int64_t i) { return raw_value([&] { out_ += fmt::format("{}", i); }); }
+  JsonWriter& value(std::int64_t i) {
+    return raw_value([&] { out_ += fmt::format("{}", i); });
+  }
   JsonWriter& value(std::int32_t i) { return value(static_cast<std::int64_t>(i)); }
-  JsonWriter& value(std::uint64_t i) { return raw_value([&] { out_ += fmt::format("{}", i); }); }
-  JsonWriter& null() { return raw_value([&] { out_ += "null"; }); }
+  JsonWriter& value(std::uint64_t i) {
+    return raw_value([&] { out_ += fmt::format("{}", i); });
+  }
+  JsonWriter& null() {
+    return raw_value([&] { out_ += "null"; });
+  }
   template <class T>
   JsonWriter& field(std::string_view k, const T& v) {
     key(k);
@@ -82,11 +92,21 @@ class JsonWriter {
     out_ += '"';
     for (char ch : s) {
       switch (ch) {
-        case '"': out_ += "\\\""; break;
-        case '\\': out_ += "\\\\"; break;
-        case '\n': out_ += "\\n"; break;
-        case '\t': out_ += "\\t"; break;
-        case '\r': out_ += "\\r"; break;
+        case '"':
+          out_ += "\\\"";
+          break;
+        case '\\':
+          out_ += "\\\\";
+          break;
+        case '\n':
+          out_ += "\\n";
+          break;
+        case '\t':
+          out_ += "\\t";
+          break;
+        case '\r':
+          out_ += "\\r";
+          break;
         default:
           if (static_cast<unsigned char>(ch) < 0x20)
             out_ += fmt::format("\\u{:04x}", static_cast<int>(ch));

@@ -1,13 +1,13 @@
 #include "apps/outputs.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <map>
 #include <numeric>
 #include <ostream>
 #include <tuple>
-
-#include <fmt/format.h>
 
 #include "apps/files.h"
 #include "apps/json.h"
@@ -22,7 +22,8 @@ namespace {
 
 double mean(const std::vector<std::int64_t>& v) {
   if (v.empty()) return 0;
-  return static_cast<double>(std::accumulate(v.begin(), v.end(), std::int64_t{0})) / static_cast<double>(v.size());
+  return static_cast<double>(std::accumulate(v.begin(), v.end(), std::int64_t{0})) /
+         static_cast<double>(v.size());
 }
 double mean(const std::vector<double>& v) {
   if (v.empty()) return 0;
@@ -97,7 +98,8 @@ std::string kernels_csv(const Simulation& sim) {
   for (std::size_t i = 0; i < w.kernels.size(); ++i) {
     const Kernel& k = w.kernels[i];
     const KernelResult& kr = r.kernels[i];
-    const double p = kr.duration_ns > 0 ? kr.energy_j / (static_cast<double>(kr.duration_ns) * 1e-9) : 0.0;
+    const double p =
+        kr.duration_ns > 0 ? kr.energy_j / (static_cast<double>(kr.duration_ns) * 1e-9) : 0.0;
     out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{:.1f},{:.1f},{:.3f},{:.9g},", i,
                        k.iteration, csv_field(w.name(k)), to_string(k.cls), to_string(k.phase),
                        k.stream, kr.start_ns, kr.duration_ns, k.work.flops, k.work.dram_bytes,
@@ -117,7 +119,8 @@ std::string timeline_csv(const Simulation& sim) {
   for (const Segment& s : sim.result.segments) {
     const char* state = s.kernel >= 0 ? "kernel" : (s.kernel == Segment::kStall ? "stall" : "idle");
     out += fmt::format("{},{},{},{},{:.3f},{},{}\n", s.start_ns, s.duration_ns, s.core_mhz,
-                       s.memory_mhz, s.power_w, state, s.kernel >= 0 ? fmt::format("{}", s.kernel) : "");
+                       s.memory_mhz, s.power_w, state,
+                       s.kernel >= 0 ? fmt::format("{}", s.kernel) : "");
   }
   return out;
 }
@@ -128,8 +131,8 @@ std::string clock_switches_csv(const Simulation& sim) {
     const char* d = s.domain == SwitchRecord::Domain::core
                         ? "core"
                         : (s.domain == SwitchRecord::Domain::memory ? "memory" : "power_cap");
-    out += fmt::format("{},{},{},{},{},{},{}\n", d, s.request_ns, s.land_ns, s.land_ns - s.request_ns,
-                       s.from_mhz, s.to_mhz, s.stall_ns);
+    out += fmt::format("{},{},{},{},{},{},{}\n", d, s.request_ns, s.land_ns,
+                       s.land_ns - s.request_ns, s.from_mhz, s.to_mhz, s.stall_ns);
   }
   return out;
 }
@@ -143,43 +146,92 @@ std::string perfetto_trace_json(const Simulation& sim) {
   j.key("traceEvents").begin_array();
   auto us = [](std::int64_t ns) { return static_cast<double>(ns) * 1e-3; };
   // Track names.
-  j.begin_object().field("ph", "M").field("name", "process_name").field("pid", 0)
-      .key("args").begin_object().field("name", fmt::format("{} ({})", sim.target->device.name, r.policy)).end_object()
+  j.begin_object()
+      .field("ph", "M")
+      .field("name", "process_name")
+      .field("pid", 0)
+      .key("args")
+      .begin_object()
+      .field("name", fmt::format("{} ({})", sim.target->device.name, r.policy))
+      .end_object()
       .end_object();
   std::vector<std::int32_t> streams;
   for (const Kernel& k : w.kernels)
-    if (std::find(streams.begin(), streams.end(), k.stream) == streams.end()) streams.push_back(k.stream);
+    if (std::find(streams.begin(), streams.end(), k.stream) == streams.end())
+      streams.push_back(k.stream);
   for (auto s : streams)
-    j.begin_object().field("ph", "M").field("name", "thread_name").field("pid", 0).field("tid", s)
-        .key("args").begin_object().field("name", fmt::format("stream {}", s)).end_object().end_object();
+    j.begin_object()
+        .field("ph", "M")
+        .field("name", "thread_name")
+        .field("pid", 0)
+        .field("tid", s)
+        .key("args")
+        .begin_object()
+        .field("name", fmt::format("stream {}", s))
+        .end_object()
+        .end_object();
   for (std::size_t i = 0; i < w.kernels.size(); ++i) {
     const Kernel& k = w.kernels[i];
     const KernelResult& kr = r.kernels[i];
     j.begin_object()
-        .field("ph", "X").field("name", w.name(k)).field("cat", to_string(k.cls))
-        .field("pid", 0).field("tid", k.stream).field("ts", us(kr.start_ns)).field("dur", us(kr.duration_ns))
-        .key("args").begin_object()
-        .field("index", static_cast<std::int64_t>(i)).field("phase", to_string(k.phase))
-        .field("iteration", k.iteration).field("core_mhz", kr.core_mhz).field("memory_mhz", kr.memory_mhz)
-        .field("energy_j", kr.energy_j).end_object()
+        .field("ph", "X")
+        .field("name", w.name(k))
+        .field("cat", to_string(k.cls))
+        .field("pid", 0)
+        .field("tid", k.stream)
+        .field("ts", us(kr.start_ns))
+        .field("dur", us(kr.duration_ns))
+        .key("args")
+        .begin_object()
+        .field("index", static_cast<std::int64_t>(i))
+        .field("phase", to_string(k.phase))
+        .field("iteration", k.iteration)
+        .field("core_mhz", kr.core_mhz)
+        .field("memory_mhz", kr.memory_mhz)
+        .field("energy_j", kr.energy_j)
+        .end_object()
         .end_object();
   }
   // Counter tracks, one sample per timeline segment change.
   double last_p = -1, last_c = -1, last_m = -1;
   for (const Segment& s : r.segments) {
     if (s.power_w != last_p) {
-      j.begin_object().field("ph", "C").field("name", "power (W)").field("pid", 0).field("ts", us(s.start_ns))
-          .key("args").begin_object().field("W", s.power_w).end_object().end_object();
+      j.begin_object()
+          .field("ph", "C")
+          .field("name", "power (W)")
+          .field("pid", 0)
+          .field("ts", us(s.start_ns))
+          .key("args")
+          .begin_object()
+          .field("W", s.power_w)
+          .end_object()
+          .end_object();
       last_p = s.power_w;
     }
     if (s.core_mhz != last_c) {
-      j.begin_object().field("ph", "C").field("name", "core clock (MHz)").field("pid", 0).field("ts", us(s.start_ns))
-          .key("args").begin_object().field("MHz", s.core_mhz).end_object().end_object();
+      j.begin_object()
+          .field("ph", "C")
+          .field("name", "core clock (MHz)")
+          .field("pid", 0)
+          .field("ts", us(s.start_ns))
+          .key("args")
+          .begin_object()
+          .field("MHz", s.core_mhz)
+          .end_object()
+          .end_object();
       last_c = s.core_mhz;
     }
     if (s.memory_mhz != last_m) {
-      j.begin_object().field("ph", "C").field("name", "memory clock (MHz)").field("pid", 0).field("ts", us(s.start_ns))
-          .key("args").begin_object().field("MHz", s.memory_mhz).end_object().end_object();
+      j.begin_object()
+          .field("ph", "C")
+          .field("name", "memory clock (MHz)")
+          .field("pid", 0)
+          .field("ts", us(s.start_ns))
+          .key("args")
+          .begin_object()
+          .field("MHz", s.memory_mhz)
+          .end_object()
+          .end_object();
       last_m = s.memory_mhz;
     }
   }
@@ -188,11 +240,21 @@ std::string perfetto_trace_json(const Simulation& sim) {
                         ? "core"
                         : (s.domain == SwitchRecord::Domain::memory ? "memory" : "power cap");
     if (s.domain != SwitchRecord::Domain::power_cap)
-      j.begin_object().field("ph", "i").field("s", "p").field("pid", 0).field("tid", 0)
-          .field("name", fmt::format("{} switch requested -> {} MHz", d, s.to_mhz)).field("ts", us(s.request_ns))
+      j.begin_object()
+          .field("ph", "i")
+          .field("s", "p")
+          .field("pid", 0)
+          .field("tid", 0)
+          .field("name", fmt::format("{} switch requested -> {} MHz", d, s.to_mhz))
+          .field("ts", us(s.request_ns))
           .end_object();
-    j.begin_object().field("ph", "i").field("s", "p").field("pid", 0).field("tid", 0)
-        .field("name", fmt::format("{} {} -> {} MHz", d, s.from_mhz, s.to_mhz)).field("ts", us(s.land_ns))
+    j.begin_object()
+        .field("ph", "i")
+        .field("s", "p")
+        .field("pid", 0)
+        .field("tid", 0)
+        .field("name", fmt::format("{} {} -> {} MHz", d, s.from_mhz, s.to_mhz))
+        .field("ts", us(s.land_ns))
         .end_object();
   }
   j.end_array();
@@ -230,12 +292,22 @@ std::string manifest_json(const RunSpec& spec, const Simulation& sim) {
   j.field("capture_clocks_source", sim.workload->capture.clocks_source);
   j.end_object();
   j.key("inputs").begin_object();
-  j.key("trace").begin_object().field("path", spec.trace_path).field("hash", file_fingerprint(spec.trace_path)).end_object();
-  j.key("device").begin_object().field("path", sim.target->device.source_path)
-      .field("hash", file_fingerprint(sim.target->device.source_path)).end_object();
+  j.key("trace")
+      .begin_object()
+      .field("path", spec.trace_path)
+      .field("hash", file_fingerprint(spec.trace_path))
+      .end_object();
+  j.key("device")
+      .begin_object()
+      .field("path", sim.target->device.source_path)
+      .field("hash", file_fingerprint(sim.target->device.source_path))
+      .end_object();
   if (sim.capture != sim.target)
-    j.key("capture_device").begin_object().field("path", sim.capture->device.source_path)
-        .field("hash", file_fingerprint(sim.capture->device.source_path)).end_object();
+    j.key("capture_device")
+        .begin_object()
+        .field("path", sim.capture->device.source_path)
+        .field("hash", file_fingerprint(sim.capture->device.source_path))
+        .end_object();
   j.end_object();
   j.end_object();
   return j.str() + "\n";
@@ -306,9 +378,11 @@ void print_run_summary(std::ostream& out, const RunSpec& spec, const Simulation&
                        energy_saving_pct(r, sim.baseline), slowdown_pct(r, sim.baseline),
                        sim.baseline.policy);
   if (r.clock_switches > 0 || r.switch_stall_ns > 0)
-    out << fmt::format("  switches {} (coalesced requests {}), stalls {:.3f} ms, off the wanted clocks {:.3f} ms\n",
-                       r.clock_switches, r.coalesced_requests, static_cast<double>(r.switch_stall_ns) * 1e-6,
-                       static_cast<double>(r.off_target_ns) * 1e-6);
+    out << fmt::format(
+        "  switches {} (coalesced requests {}), stalls {:.3f} ms, off the wanted clocks {:.3f} "
+        "ms\n",
+        r.clock_switches, r.coalesced_requests, static_cast<double>(r.switch_stall_ns) * 1e-6,
+        static_cast<double>(r.off_target_ns) * 1e-6);
   if (r.oracle) out << "  note: this policy reads the future; its result is an upper bound\n";
 }
 
@@ -335,7 +409,8 @@ void print_kernel_choices(std::ostream& out, const Simulation& sim, std::size_t 
   }
   std::vector<std::pair<const std::tuple<std::string, KernelClass, Phase>*, const Agg*>> rows;
   for (const auto& [key, a] : agg) rows.emplace_back(&key, &a);
-  std::sort(rows.begin(), rows.end(), [](auto& x, auto& y) { return x.second->base_energy > y.second->base_energy; });
+  std::sort(rows.begin(), rows.end(),
+            [](auto& x, auto& y) { return x.second->base_energy > y.second->base_energy; });
   out << fmt::format("{:<60} {:<11} {:<9} {:>6} {:>11} {:>9} {:>9}\n", "kernel", "class", "phase",
                      "count", "core/mem", "time %", "energy %");
   std::size_t n = 0;
@@ -345,11 +420,11 @@ void print_kernel_choices(std::ostream& out, const Simulation& sim, std::size_t 
                                        [](auto& x, auto& y) { return x.second < y.second; });
     std::string name = std::get<0>(*key);
     if (name.size() > 58) name = name.substr(0, 55) + "...";
-    out << fmt::format("{:<60} {:<11} {:<9} {:>6} {:>5}/{:<5} {:>+8.2f} {:>+8.2f}\n", name,
-                       to_string(std::get<1>(*key)), to_string(std::get<2>(*key)), a->count,
-                       best->first.first, best->first.second,
-                       a->base_ns > 0 ? 100.0 * (a->time_ns - a->base_ns) / a->base_ns : 0.0,
-                       a->base_energy > 0 ? 100.0 * (a->energy - a->base_energy) / a->base_energy : 0.0);
+    out << fmt::format(
+        "{:<60} {:<11} {:<9} {:>6} {:>5}/{:<5} {:>+8.2f} {:>+8.2f}\n", name,
+        to_string(std::get<1>(*key)), to_string(std::get<2>(*key)), a->count, best->first.first,
+        best->first.second, a->base_ns > 0 ? 100.0 * (a->time_ns - a->base_ns) / a->base_ns : 0.0,
+        a->base_energy > 0 ? 100.0 * (a->energy - a->base_energy) / a->base_energy : 0.0);
   }
 }
 

@@ -1,10 +1,10 @@
 #include "apps/runner.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <mutex>
-
-#include <fmt/format.h>
 
 #include "models/cmos_power.h"
 #include "models/native_governor.h"
@@ -50,7 +50,8 @@ Prepared prepare(std::shared_ptr<const Workload> w, std::shared_ptr<const Loaded
   p.target = std::move(target);
   const std::string& cap = p.workload->capture.device;
   if (cap.empty())
-    throw InputError(fmt::format("{}: the trace does not say which GPU captured it", p.workload->source_path));
+    throw InputError(
+        fmt::format("{}: the trace does not say which GPU captured it", p.workload->source_path));
   p.capture = cap == p.target->device.name ? p.target : load_device_cached(cap);
   const Device& d = p.target->device;
   p.latency = std::make_unique<RooflineOverlap>(d);
@@ -103,7 +104,8 @@ Simulation simulate(const RunSpec& spec) {
       double v = -1;
       auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
       if (ec != std::errc() || ptr != value.data() + value.size() || !(v >= 0))
-        throw InputError(fmt::format("--set {}={}: expected a time >= 0 in microseconds", key, value));
+        throw InputError(
+            fmt::format("--set {}={}: expected a time >= 0 in microseconds", key, value));
       return v;
     };
     if (key == "switch_latency_us") {

@@ -20,7 +20,7 @@ struct RunSpec {
   std::string device = "h200";  // name or YAML path
   std::string policy = "native";
   std::map<std::string, std::string> settings;  // --set KEY=VALUE
-  std::string baseline = "native";               // "" or "none": no baseline run
+  std::string baseline = "native";              // "" or "none": no baseline run
   std::uint64_t seed = 1;
   bool record_timeline = true;
 };

@@ -1,7 +1,9 @@
 #include "apps/sweep.h"
 
+#include <fmt/format.h>
 #include <fnmatch.h>
 #include <unistd.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <atomic>
@@ -17,9 +19,6 @@
 #include <set>
 #include <sstream>
 #include <thread>
-
-#include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include "apps/files.h"
 #include "apps/json.h"
@@ -44,7 +43,8 @@ class ExperimentReader {
  public:
   explicit ExperimentReader(std::string path) : path_(std::move(path)) {}
 
-  [[noreturn]] void fail(const std::string& field, const std::string& what, const YAML::Node& at) const {
+  [[noreturn]] void fail(const std::string& field, const std::string& what,
+                         const YAML::Node& at) const {
     std::string where;
     if (at.IsDefined() && at.Mark().line >= 0) where = fmt::format(":{}", at.Mark().line + 1);
     throw InputError(fmt::format("{}{}: field '{}': {}", path_, where, field, what));
@@ -61,19 +61,21 @@ class ExperimentReader {
     if (n.IsScalar()) {
       out.push_back(n.Scalar());
     } else if (n.IsSequence()) {
-      for (std::size_t i = 0; i < n.size(); ++i) out.push_back(scalar(n[i], fmt::format("{}[{}]", field, i)));
+      for (std::size_t i = 0; i < n.size(); ++i)
+        out.push_back(scalar(n[i], fmt::format("{}[{}]", field, i)));
       if (out.empty()) fail(field, "empty list: give at least one value", n);
     } else {
-      fail(field, n.IsNull() ? "no value: give a value or a list of values"
-                             : "expected a value or a list of values",
+      fail(field,
+           n.IsNull() ? "no value: give a value or a list of values"
+                      : "expected a value or a list of values",
            n);
     }
     return out;
   }
 
   // A `set:` map: parameter -> value or list of values.
-  std::vector<std::pair<std::string, std::vector<std::string>>> set_map(const YAML::Node& n,
-                                                                        const std::string& field) const {
+  std::vector<std::pair<std::string, std::vector<std::string>>> set_map(
+      const YAML::Node& n, const std::string& field) const {
     if (n.IsNull()) return {};
     if (!n.IsMap()) fail(field, "expected a map of parameter: value or [values]", n);
     std::vector<std::pair<std::string, std::vector<std::string>>> out;
@@ -98,7 +100,8 @@ bool is_engine_key(const std::string& key) {
 }
 
 bool declares(const PolicyInfo& info, const std::string& key) {
-  return std::any_of(info.params.begin(), info.params.end(), [&](const ParamSpec& p) { return p.name == key; });
+  return std::any_of(info.params.begin(), info.params.end(),
+                     [&](const ParamSpec& p) { return p.name == key; });
 }
 
 // The key node of `key` in a map (for its line number); the map itself if absent.
@@ -109,7 +112,9 @@ YAML::Node key_node(const YAML::Node& map, const std::string& key) {
   return map;
 }
 
-bool has_glob(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
+bool has_glob(const std::string& s) {
+  return s.find_first_of("*?[") != std::string::npos;
+}
 
 // A relative input path is looked up in the experiment file's directory, then
 // in each of its ancestors, then in the current directory; the first hit wins.
@@ -151,8 +156,8 @@ std::string trace_stem(const std::string& label) {
 std::string sanitize(const std::string& s) {
   std::string out;
   for (char c : s) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                    c == '-' || c == '_' || c == '=';
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '-' || c == '_' || c == '=';
     out += ok ? c : '-';
   }
   return out;
@@ -186,9 +191,10 @@ Experiment load_experiment(const std::string& path) {
     throw InputError(fmt::format("{}:{}: invalid YAML: {}", path, e.mark.line + 1, e.msg));
   }
   const YAML::Node root = loaded;
-  if (!root.IsMap()) rd.fail("(top level)", "expected a map with traces, devices, policies, ...", root);
+  if (!root.IsMap())
+    rd.fail("(top level)", "expected a map with traces, devices, policies, ...", root);
 
-  static const std::vector<std::string> known = {"name",     "description", "traces", "devices",
+  static const std::vector<std::string> known = {"name",     "description", "traces",   "devices",
                                                  "policies", "set",         "baseline", "seed"};
   for (const auto& kv : root) {
     const std::string key = kv.first.Scalar();
@@ -206,7 +212,8 @@ Experiment load_experiment(const std::string& path) {
 
   Experiment e;
   e.path = path;
-  const fs::path exp_dir = fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path();
+  const fs::path exp_dir =
+      fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path();
   e.name = root["name"] ? rd.scalar(root["name"], "name") : fs::path(path).stem().string();
   if (root["description"]) e.description = rd.scalar(root["description"], "description");
   if (root["baseline"]) e.baseline = rd.scalar(root["baseline"], "baseline");
@@ -250,19 +257,24 @@ Experiment load_experiment(const std::string& path) {
         if (dir) {
           for (const auto& ent : fs::directory_iterator(*dir)) {
             const std::string f = ent.path().filename().string();
-            if (ent.is_regular_file() && fnmatch(pattern.c_str(), f.c_str(), 0) == 0) names.push_back(f);
+            if (ent.is_regular_file() && fnmatch(pattern.c_str(), f.c_str(), 0) == 0)
+              names.push_back(f);
           }
         }
         std::sort(names.begin(), names.end());
         if (names.empty())
-          std::cerr << fmt::format("dvfsim sweep: note: {}: {} '{}' matches no file (skipped)\n", path, field, w);
+          std::cerr << fmt::format("dvfsim sweep: note: {}: {} '{}' matches no file (skipped)\n",
+                                   path, field, w);
         for (const auto& f : names)
           e.traces.push_back({(wdir / f).generic_string(), usable(*dir / f)});
       } else {
         const auto found = find_input(w, exp_dir);
         if (!found)
-          rd.fail(field, fmt::format("'{}': no such file (looked in {} and its parent directories, "
-                                     "and in the current directory)", w, exp_dir.string()), at);
+          rd.fail(field,
+                  fmt::format("'{}': no such file (looked in {} and its parent directories, "
+                              "and in the current directory)",
+                              w, exp_dir.string()),
+                  at);
         e.traces.push_back({fs::path(w).generic_string(), usable(*found)});
       }
     }
@@ -283,7 +295,8 @@ Experiment load_experiment(const std::string& path) {
       const std::string field = fmt::format("devices[{}]", i);
       const YAML::Node at = n.IsSequence() ? n[i] : n;
       std::string d = list[i];
-      const bool is_path = d.find('/') != std::string::npos || d.ends_with(".yaml") || d.ends_with(".yml");
+      const bool is_path =
+          d.find('/') != std::string::npos || d.ends_with(".yaml") || d.ends_with(".yml");
       if (is_path) {
         const auto found = find_input(d, exp_dir);
         if (!found) rd.fail(field, fmt::format("'{}': no such device file", d), at);
@@ -294,7 +307,8 @@ Experiment load_experiment(const std::string& path) {
       } catch (const InputError& err) {
         rd.fail(field, err.what(), at);
       }
-      if (std::find(e.devices.begin(), e.devices.end(), d) == e.devices.end()) e.devices.push_back(d);
+      if (std::find(e.devices.begin(), e.devices.end(), d) == e.devices.end())
+        e.devices.push_back(d);
     }
   }
 
@@ -302,7 +316,8 @@ Experiment load_experiment(const std::string& path) {
   {
     const YAML::Node n = required("policies");
     if (!n.IsSequence() && !n.IsScalar()) rd.fail("policies", "expected a list of policies", n);
-    if (n.IsSequence() && n.size() == 0) rd.fail("policies", "empty list: give at least one policy", n);
+    if (n.IsSequence() && n.size() == 0)
+      rd.fail("policies", "empty list: give at least one policy", n);
     const std::size_t count = n.IsSequence() ? n.size() : 1;
     for (std::size_t i = 0; i < count; ++i) {
       const std::string field = fmt::format("policies[{}]", i);
@@ -335,9 +350,10 @@ Experiment load_experiment(const std::string& path) {
           std::string valid;
           for (const auto& s : info->params) valid += (valid.empty() ? "" : ", ") + s.name;
           for (const auto& k : engine_setting_keys()) valid += (valid.empty() ? "" : ", ") + k;
-          rd.fail(fmt::format("{}.set.{}", field, key),
-                  fmt::format("policy '{}' has no parameter '{}' (valid: {})", info->name, key, valid),
-                  key_node(p["set"], key));
+          rd.fail(
+              fmt::format("{}.set.{}", field, key),
+              fmt::format("policy '{}' has no parameter '{}' (valid: {})", info->name, key, valid),
+              key_node(p["set"], key));
         }
       }
       e.policies.push_back(std::move(ep));
@@ -359,8 +375,10 @@ Experiment load_experiment(const std::string& path) {
       if (!used) {
         std::string list;
         for (const auto& v : valid) list += (list.empty() ? "" : ", ") + v;
-        rd.fail("set." + key, fmt::format("no policy of this experiment has a parameter '{}' (valid: {})", key, list),
-                key_node(root["set"], key));
+        rd.fail(
+            "set." + key,
+            fmt::format("no policy of this experiment has a parameter '{}' (valid: {})", key, list),
+            key_node(root["set"], key));
       }
     }
   }
@@ -378,7 +396,8 @@ std::vector<SweepPoint> expand_experiment(const Experiment& e) {
         std::vector<std::pair<std::string, std::vector<std::string>>> axes;
         for (const auto& [key, vals] : e.set) {
           if (!is_engine_key(key) && !declares(info, key)) continue;  // not this policy's: skipped
-          auto own = std::find_if(ep.set.begin(), ep.set.end(), [&](auto& kv) { return kv.first == key; });
+          auto own =
+              std::find_if(ep.set.begin(), ep.set.end(), [&](auto& kv) { return kv.first == key; });
           axes.emplace_back(key, own != ep.set.end() ? own->second : vals);
         }
         for (const auto& [key, vals] : ep.set)
@@ -392,11 +411,12 @@ std::vector<SweepPoint> expand_experiment(const Experiment& e) {
           pt.policy = info.name;
           pt.baseline = e.baseline;
           pt.seed = e.seed;
-          for (std::size_t a = 0; a < axes.size(); ++a) pt.settings.emplace_back(axes[a].first, axes[a].second[idx[a]]);
+          for (std::size_t a = 0; a < axes.size(); ++a)
+            pt.settings.emplace_back(axes[a].first, axes[a].second[idx[a]]);
           std::sort(pt.settings.begin(), pt.settings.end());
           // The stable id: readable fields plus a hash of the whole configuration.
-          std::string key = fmt::format("trace={}\ndevice={}\npolicy={}\nbaseline={}\nseed={}\n", trace.label,
-                                        device, pt.policy, pt.baseline, pt.seed);
+          std::string key = fmt::format("trace={}\ndevice={}\npolicy={}\nbaseline={}\nseed={}\n",
+                                        trace.label, device, pt.policy, pt.baseline, pt.seed);
           std::string readable = fmt::format("{}__{}__{}", trace_stem(trace.label),
                                              fs::path(device).stem().string(), pt.policy);
           std::string params;
@@ -407,7 +427,8 @@ std::vector<SweepPoint> expand_experiment(const Experiment& e) {
           if (!params.empty()) readable += "__" + params;
           readable = sanitize(readable);
           if (readable.size() > 160) readable.resize(160);
-          pt.id = fmt::format("{}__{:08x}", readable, static_cast<std::uint32_t>(fnv1a(key) & 0xffffffffu));
+          pt.id = fmt::format("{}__{:08x}", readable,
+                              static_cast<std::uint32_t>(fnv1a(key) & 0xffffffffu));
           if (seen.insert(pt.id).second) out.push_back(std::move(pt));
           // Next combination, last axis fastest.
           bool more = false;
@@ -486,12 +507,14 @@ struct Progress {
     const std::size_t d = done, sk = skipped, f = failed;
     const std::size_t ran = d - sk;
     std::string eta = "--:--";
-    if (ran > 0 && d < total) eta = clock(el / static_cast<double>(ran) * static_cast<double>(total - d));
+    if (ran > 0 && d < total)
+      eta = clock(el / static_cast<double>(ran) * static_cast<double>(total - d));
     if (d == total) eta = "0:00";
     const std::size_t width = 24;
     const std::size_t fill = total ? d * width / total : width;
-    return fmt::format("[{}{}] {}/{} runs ({} skipped, {} failed)  elapsed {}  ETA {}", std::string(fill, '#'),
-                       std::string(width - fill, '.'), d, total, sk, f, clock(el), eta);
+    return fmt::format("[{}{}] {}/{} runs ({} skipped, {} failed)  elapsed {}  ETA {}",
+                       std::string(fill, '#'), std::string(width - fill, '.'), d, total, sk, f,
+                       clock(el), eta);
   }
 };
 
@@ -506,7 +529,8 @@ int run_sweep(const std::string& experiment_path, const SweepOptions& opts) {
   // Input fingerprints, part of each run's configuration key.
   std::map<std::string, std::string> trace_fp, device_fp;
   for (const auto& t : e.traces) trace_fp[t.label] = file_fingerprint(t.path);
-  for (const auto& d : e.devices) device_fp[d] = file_fingerprint(load_device_cached(d)->device.source_path);
+  for (const auto& d : e.devices)
+    device_fp[d] = file_fingerprint(load_device_cached(d)->device.source_path);
   // The capture device's file shapes every retargeted run, and the program
   // itself shapes every run: a rebuilt dvfsim re-runs the sweep.
   for (const auto& t : e.traces) {
@@ -543,9 +567,10 @@ int run_sweep(const std::string& experiment_path, const SweepOptions& opts) {
   };
 
   if (opts.dry_run) {
-    std::cout << fmt::format("{}: {} runs ({} traces, {} devices, {} policies)\n", e.name, points.size(),
-                             e.traces.size(), e.devices.size(), e.policies.size());
-    for (const auto& p : points) std::cout << fmt::format("  {} {}\n", complete(p) ? "done" : "todo", p.id);
+    std::cout << fmt::format("{}: {} runs ({} traces, {} devices, {} policies)\n", e.name,
+                             points.size(), e.traces.size(), e.devices.size(), e.policies.size());
+    for (const auto& p : points)
+      std::cout << fmt::format("  {} {}\n", complete(p) ? "done" : "todo", p.id);
     return 0;
   }
 
@@ -573,8 +598,9 @@ int run_sweep(const std::string& experiment_path, const SweepOptions& opts) {
 
   unsigned jobs = opts.jobs ? opts.jobs : std::max(1u, std::thread::hardware_concurrency());
   jobs = static_cast<unsigned>(std::min<std::size_t>(jobs, std::max<std::size_t>(todo.size(), 1)));
-  std::cerr << fmt::format("dvfsim sweep: {}: {} runs ({} already complete), {} thread{}, out {}\n", e.name,
-                           points.size(), prog.skipped.load(), jobs, jobs == 1 ? "" : "s", out.string());
+  std::cerr << fmt::format("dvfsim sweep: {}: {} runs ({} already complete), {} thread{}, out {}\n",
+                           e.name, points.size(), prog.skipped.load(), jobs, jobs == 1 ? "" : "s",
+                           out.string());
 
   // Load each trace once before the threads start (the loader caches by path).
   {
@@ -585,8 +611,9 @@ int run_sweep(const std::string& experiment_path, const SweepOptions& opts) {
       const auto t0 = std::chrono::steady_clock::now();
       try {
         load_workload(path);
-        std::cerr << fmt::format("dvfsim sweep: loaded {} in {:.1f} s\n", path,
-                                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        std::cerr << fmt::format(
+            "dvfsim sweep: loaded {} in {:.1f} s\n", path,
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       } catch (const std::exception&) {
         // Reported by each run that needs it.
       }
@@ -603,7 +630,8 @@ int run_sweep(const std::string& experiment_path, const SweepOptions& opts) {
       while (!prog.stop) {
         prog.cv.wait_for(lock, period, [&] { return prog.stop; });
         if (prog.stop) break;
-        std::cerr << (tty ? "\r" + prog.line() + "  " : "dvfsim sweep: " + prog.line() + "\n") << std::flush;
+        std::cerr << (tty ? "\r" + prog.line() + "  " : "dvfsim sweep: " + prog.line() + "\n")
+                  << std::flush;
       }
     });
   }
@@ -638,7 +666,8 @@ int run_sweep(const std::string& experiment_path, const SweepOptions& opts) {
           write_file_atomic((dir / "kernels.csv").string(), kernels_csv(sim));
           write_file_atomic((dir / "clock_switches.csv").string(), clock_switches_csv(sim));
           write_file_atomic((dir / "manifest.json").string(), manifest_json(spec, sim));
-          write_file_atomic((dir / "summary.json").string(), summary);  // last: marks the run complete
+          write_file_atomic((dir / "summary.json").string(),
+                            summary);  // last: marks the run complete
         }
         rows[i] = summary_row(summary, params_seen[i]);
       } catch (const std::exception& err) {
@@ -656,8 +685,8 @@ int run_sweep(const std::string& experiment_path, const SweepOptions& opts) {
         rows[i] = std::move(r);
         ++prog.failed;
         std::lock_guard<std::mutex> lock(errors_m);
-        std::cerr << fmt::format("{}dvfsim sweep: run {} failed: {}\n", tty && opts.progress ? "\r" : "", p.id,
-                                 one_line(err.what()));
+        std::cerr << fmt::format("{}dvfsim sweep: run {} failed: {}\n",
+                                 tty && opts.progress ? "\r" : "", p.id, one_line(err.what()));
       }
       ++prog.done;
     }
@@ -673,7 +702,8 @@ int run_sweep(const std::string& experiment_path, const SweepOptions& opts) {
     prog.cv.notify_all();
     reporter.join();
   }
-  if (opts.progress) std::cerr << (tty ? "\r" + prog.line() + "  \n" : "dvfsim sweep: " + prog.line() + "\n");
+  if (opts.progress)
+    std::cerr << (tty ? "\r" + prog.line() + "  \n" : "dvfsim sweep: " + prog.line() + "\n");
 
   // results.csv: fixed leading columns, then any other parameter and summary
   // columns in name order, then run_dir and error.
@@ -684,22 +714,39 @@ int run_sweep(const std::string& experiment_path, const SweepOptions& opts) {
   for (const auto& ep : e.policies)
     for (const auto& [k, v] : ep.set)
       if (!is_engine_key(k)) param_keys.insert(k);
-  std::vector<std::string> cols = {"experiment", "run_id",     "status",     "trace",        "trace_name",
-                                   "device",     "capture_device", "policy", "oracle",       "switch_latency_us",
-                                   "max_slowdown", "objective", "aggregation"};
+  std::vector<std::string> cols = {
+      "experiment",   "run_id",         "status",     "trace",  "trace_name",
+      "device",       "capture_device", "policy",     "oracle", "switch_latency_us",
+      "max_slowdown", "objective",      "aggregation"};
   for (const auto& k : param_keys)
     if (std::find(cols.begin(), cols.end(), k) == cols.end()) cols.push_back(k);
-  for (const char* k : {"seed", "time_s", "energy_j", "avg_power_w", "iterations", "time_per_iteration_s",
-                        "energy_per_iteration_j", "clock_switches", "coalesced_requests", "switch_stall_s",
-                        "off_target_s", "power_capped_s", "baseline_policy", "baseline_time_s",
-                        "baseline_energy_j", "baseline_avg_power_w", "baseline_iterations",
-                        "baseline_time_per_iteration_s", "baseline_energy_per_iteration_j", "energy_saving_pct",
+  for (const char* k : {"seed",
+                        "time_s",
+                        "energy_j",
+                        "avg_power_w",
+                        "iterations",
+                        "time_per_iteration_s",
+                        "energy_per_iteration_j",
+                        "clock_switches",
+                        "coalesced_requests",
+                        "switch_stall_s",
+                        "off_target_s",
+                        "power_capped_s",
+                        "baseline_policy",
+                        "baseline_time_s",
+                        "baseline_energy_j",
+                        "baseline_avg_power_w",
+                        "baseline_iterations",
+                        "baseline_time_per_iteration_s",
+                        "baseline_energy_per_iteration_j",
+                        "energy_saving_pct",
                         "slowdown_pct"})
     cols.emplace_back(k);
   std::set<std::string> extra;
   for (const auto& r : rows)
     for (const auto& [k, v] : r)
-      if (std::find(cols.begin(), cols.end(), k) == cols.end() && k != "run_dir" && k != "error") extra.insert(k);
+      if (std::find(cols.begin(), cols.end(), k) == cols.end() && k != "run_dir" && k != "error")
+        extra.insert(k);
   cols.insert(cols.end(), extra.begin(), extra.end());
   cols.emplace_back("run_dir");
   cols.emplace_back("error");
@@ -725,30 +772,35 @@ int run_sweep(const std::string& experiment_path, const SweepOptions& opts) {
   }
   write_file_atomic((out / "results.csv").string(), csv);
 
-  const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - prog.t0).count();
-  std::cerr << fmt::format("dvfsim sweep: {}: {} runs: {} ran, {} skipped (already complete), {} failed; "
-                           "wrote {} in {:.1f} s\n",
-                           e.name, points.size(), points.size() - prog.skipped - prog.failed, prog.skipped.load(),
-                           prog.failed.load(), (out / "results.csv").string(), el);
+  const double el =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - prog.t0).count();
+  std::cerr << fmt::format(
+      "dvfsim sweep: {}: {} runs: {} ran, {} skipped (already complete), {} failed; "
+      "wrote {} in {:.1f} s\n",
+      e.name, points.size(), points.size() - prog.skipped - prog.failed, prog.skipped.load(),
+      prog.failed.load(), (out / "results.csv").string(), el);
   return prog.failed > 0 ? 1 : 0;
 }
 
 void add_sweep(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand(
-      "sweep", "Run an experiment file (traces x devices x policies x parameters) in parallel, resumably");
+      "sweep",
+      "Run an experiment file (traces x devices x policies x parameters) in parallel, resumably");
   struct Opts {
     std::string experiment;
     SweepOptions o;
     bool no_progress = false;
   };
   auto o = std::make_shared<Opts>();
-  cmd->add_option("EXPERIMENT", o->experiment, "Experiment YAML file (docs/experiments.md)")->required();
+  cmd->add_option("EXPERIMENT", o->experiment, "Experiment YAML file (docs/experiments.md)")
+      ->required();
   cmd->add_option("--out", o->o.out, "Output directory (results.csv, runs/<id>/)")->required();
   cmd->add_option("--jobs,-j", o->o.jobs, "Parallel runs (default: hardware concurrency)");
   cmd->add_flag("--full-outputs", o->o.full_outputs,
                 "Also write timeline.csv and trace.json per run (slower, larger)");
   cmd->add_flag("--no-progress", o->no_progress, "No progress line on stderr");
-  cmd->add_flag("--dry-run", o->o.dry_run, "List the runs (and which are complete) without running");
+  cmd->add_flag("--dry-run", o->o.dry_run,
+                "List the runs (and which are complete) without running");
   cmd->callback([o, &exit_code] {
     o->o.progress = !o->no_progress;
     exit_code = run_sweep(o->experiment, o->o);

@@ -2,12 +2,11 @@
 // `dvfsim sweep EXPERIMENT.yaml --out DIR`: runs the cartesian product of an
 // experiment file (traces x devices x policies x swept parameters) in parallel,
 // resumably, and writes one tidy DIR/results.csv (docs/experiments.md).
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 namespace dvfsim {
 

@@ -29,7 +29,8 @@ struct Setup {
     const Device& d = p.target->device;
     tables = plan::build_tables(d, *p.latency, *p.power, items, plan::default_table_options(d));
     const int def = tables.grid.find(d.default_core_mhz, d.default_memory_mhz);
-    for (std::size_t i = 0; i < tables.items; ++i) budget_ns += tables.t(i, static_cast<std::size_t>(def));
+    for (std::size_t i = 0; i < tables.items; ++i)
+      budget_ns += tables.t(i, static_cast<std::size_t>(def));
   }
 };
 

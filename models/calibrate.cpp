@@ -1,13 +1,13 @@
 #include "models/calibrate.h"
 
+#include <fmt/format.h>
+
+#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
 #include <sstream>
-
-#include <Eigen/Dense>
-#include <fmt/format.h>
 
 #include "sim/error.h"
 
@@ -85,8 +85,8 @@ std::vector<CalibrationRow> read_calibration_csv(const std::string& path) {
   const auto header = split_csv_line(line);
   std::map<std::string, std::size_t> col;
   for (std::size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
-  const char* required[] = {"name", "class", "core_mhz", "memory_mhz", "window_s",
-                            "busy_s", "mean_power_w", "flops", "dram_bytes"};
+  const char* required[] = {"name",   "class",        "core_mhz", "memory_mhz", "window_s",
+                            "busy_s", "mean_power_w", "flops",    "dram_bytes"};
   for (const char* r : required)
     if (!col.count(r))
       throw InputError(fmt::format("{}:1: missing column '{}' (see docs/calibration.md)", path, r));
@@ -97,7 +97,8 @@ std::vector<CalibrationRow> read_calibration_csv(const std::string& path) {
     if (line.empty() || line[0] == '#') continue;
     const auto f = split_csv_line(line);
     if (f.size() != header.size())
-      throw InputError(fmt::format("{}:{}: {} fields, the header has {}", path, lineno, f.size(), header.size()));
+      throw InputError(fmt::format("{}:{}: {} fields, the header has {}", path, lineno, f.size(),
+                                   header.size()));
     auto num = [&](const char* c) {
       const std::string& s = f[col.at(c)];
       try {
@@ -106,7 +107,8 @@ std::vector<CalibrationRow> read_calibration_csv(const std::string& path) {
         if (used != s.size() || !std::isfinite(v)) throw std::invalid_argument(s);
         return v;
       } catch (const std::exception&) {
-        throw InputError(fmt::format("{}:{}: column '{}': '{}' is not a number", path, lineno, c, s));
+        throw InputError(
+            fmt::format("{}:{}: column '{}': '{}' is not a number", path, lineno, c, s));
       }
     };
     CalibrationRow r;
@@ -125,7 +127,8 @@ std::vector<CalibrationRow> read_calibration_csv(const std::string& path) {
     if (r.window_s <= 0) throw InputError(fmt::format("{}:{}: window_s must be > 0", path, lineno));
     if (r.core_mhz <= 0 || r.memory_mhz <= 0)
       throw InputError(fmt::format("{}:{}: clocks must be > 0 MHz", path, lineno));
-    if (r.mean_power_w <= 0) throw InputError(fmt::format("{}:{}: mean_power_w must be > 0", path, lineno));
+    if (r.mean_power_w <= 0)
+      throw InputError(fmt::format("{}:{}: mean_power_w must be > 0", path, lineno));
     rows.push_back(r);
   }
   if (rows.empty()) throw InputError(fmt::format("{}: no measurement rows", path));
@@ -199,7 +202,8 @@ CalibrationFit fit_power(const Device& d, const std::vector<CalibrationRow>& row
       for (int c = 0; c < kCols; ++c)
         if (free_col[static_cast<std::size_t>(c)]) cols.push_back(c);
       Eigen::MatrixXd sub(a.rows(), static_cast<Eigen::Index>(cols.size()));
-      for (std::size_t j = 0; j < cols.size(); ++j) sub.col(static_cast<Eigen::Index>(j)) = a.col(cols[j]);
+      for (std::size_t j = 0; j < cols.size(); ++j)
+        sub.col(static_cast<Eigen::Index>(j)) = a.col(cols[j]);
       const Eigen::VectorXd s = sub.colPivHouseholderQr().solve(y);
       x.setZero();
       bool negative = false;
@@ -260,8 +264,7 @@ std::string rewrite_device_yaml(const std::string& yaml_text, const std::string&
     std::size_t at = 0, open = std::string::npos, close = std::string::npos;
     while ((at = out.find(needle, at)) != std::string::npos) {
       const std::size_t line_start = out.rfind('\n', at) + 1;
-      const bool indented = at > line_start &&
-                            out.find_first_not_of(" \t", line_start) == at;
+      const bool indented = at > line_start && out.find_first_not_of(" \t", line_start) == at;
       const std::size_t line_end = std::min(out.find('\n', at), out.size());
       open = out.find('{', at);
       close = out.rfind('}', line_end);
@@ -270,10 +273,12 @@ std::string rewrite_device_yaml(const std::string& yaml_text, const std::string&
       open = close = std::string::npos;
     }
     if (open == std::string::npos)
-      throw InputError(fmt::format("{}: field 'power.{}': expected `{}: {{value: ..., source: ...}}` on one line",
-                                   yaml_path, key, key));
+      throw InputError(fmt::format(
+          "{}: field 'power.{}': expected `{}: {{value: ..., source: ...}}` on one line", yaml_path,
+          key, key));
     const std::string repl = fmt::format(
-        "{{value: {:.6g}, source: \"calibrated: {} (dvfsim calibrate: {} rows, RMS error {:.2f} %, max {:.2f} %)\"}}",
+        "{{value: {:.6g}, source: \"calibrated: {} (dvfsim calibrate: {} rows, RMS error {:.2f} %, "
+        "max {:.2f} %)\"}}",
         value, csv_path, fit.rows.size(), fit.rms_error_pct, fit.max_abs_error_pct);
     out.replace(open, close - open + 1, repl);
   }

@@ -1,13 +1,13 @@
 #include "models/device_yaml.h"
 
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
-
-#include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include "sim/error.h"
 
@@ -18,7 +18,7 @@
 namespace dvfsim {
 namespace {
 
-constexpr const char* kSourcePrefixes[] = {"http://",   "https://",    "measured:", "read:",
+constexpr const char* kSourcePrefixes[] = {"http://",   "https://",    "measured:",   "read:",
                                            "inferred:", "assumption:", "calibrated:", "file:"};
 
 class Reader {
@@ -57,15 +57,19 @@ class Reader {
   std::string source_of(const YAML::Node& n, const std::string& field) {
     YAML::Node s = n["source"];
     if (!s || !s.IsScalar() || s.as<std::string>().empty())
-      fail(field, "a number without a source (add `source:` with a URL, a measurement file, or "
-                  "`assumption: why`)", &n);
+      fail(field,
+           "a number without a source (add `source:` with a URL, a measurement file, or "
+           "`assumption: why`)",
+           &n);
     const auto src = s.as<std::string>();
     bool ok = false;
     for (const char* p : kSourcePrefixes) ok = ok || src.rfind(p, 0) == 0;
     if (!ok)
       fail(join(field, "source"),
            fmt::format("'{}' must start with one of http(s)://, measured:, read:, inferred:, "
-                       "assumption:, calibrated:, file:", src), &n);
+                       "assumption:, calibrated:, file:",
+                       src),
+           &n);
     return src;
   }
 
@@ -118,7 +122,8 @@ class Reader {
     if (out.empty()) fail(f, "no clocks", &n);
     for (std::size_t i = 1; i < out.size(); ++i)
       if (out[i] <= out[i - 1]) fail(f, "clocks must ascend without repeats", &n);
-    out_.sources.push_back({f, fmt::format("{}..{} ({} values)", out.front(), out.back(), out.size()),
+    out_.sources.push_back({f,
+                            fmt::format("{}..{} ({} values)", out.front(), out.back(), out.size()),
                             source_of(n, f)});
     return out;
   }
@@ -127,8 +132,9 @@ class Reader {
                               const std::string& key) {
     const std::string f = join(field, key);
     YAML::Node n = child(parent, field, key);
-    only_keys(n, f, {"distribution", "value_us", "median_us", "min_us", "max_us", "sigma", "source",
-                     "note"});
+    only_keys(
+        n, f,
+        {"distribution", "value_us", "median_us", "min_us", "max_us", "sigma", "source", "note"});
     LatencyDistribution d;
     const auto kind = child(n, f, "distribution").as<std::string>();
     auto get = [&](const char* k) {
@@ -152,7 +158,8 @@ class Reader {
       d.max_us = get("max_us");
       if (d.max_us < d.min_us) fail(f, "max_us below min_us", &n);
     } else {
-      fail(join(f, "distribution"), fmt::format("'{}' is not fixed, uniform or lognormal", kind), &n);
+      fail(join(f, "distribution"), fmt::format("'{}' is not fixed, uniform or lognormal", kind),
+           &n);
     }
     out_.sources.push_back({f, kind, source_of(n, f)});
     return d;
@@ -166,11 +173,13 @@ class Reader {
 };
 
 void parse(const YAML::Node& root, Reader& r, Device& d) {
-  r.only_keys(root, "", {"name", "display_name", "nvml_name", "notes", "clocks", "voltage",
-                         "compute", "memory", "latency", "power", "governor", "switch_latency"});
+  r.only_keys(root, "",
+              {"name", "display_name", "nvml_name", "notes", "clocks", "voltage", "compute",
+               "memory", "latency", "power", "governor", "switch_latency"});
   auto str = [&](const char* key) {
     YAML::Node n = r.child(root, "", key);
-    if (!n.IsScalar() || n.as<std::string>().empty()) r.fail(key, "expected a non-empty string", &n);
+    if (!n.IsScalar() || n.as<std::string>().empty())
+      r.fail(key, "expected a non-empty string", &n);
     return n.as<std::string>();
   };
   d.name = str("name");
@@ -191,7 +200,8 @@ void parse(const YAML::Node& root, Reader& r, Device& d) {
       Device::MemoryCoreLimit l{r.mhz(r.child(e, f, "memory_mhz"), f + ".memory_mhz"),
                                 r.mhz(r.child(e, f, "max_core_mhz"), f + ".max_core_mhz")};
       if (d.memory_index(l.memory_mhz) < 0)
-        r.fail(f + ".memory_mhz", fmt::format("{} MHz is not in clocks.memory_mhz", l.memory_mhz), &e);
+        r.fail(f + ".memory_mhz", fmt::format("{} MHz is not in clocks.memory_mhz", l.memory_mhz),
+               &e);
       r.source_of(e, f);
       d.memory_core_limits.push_back(l);
     }
@@ -199,26 +209,29 @@ void parse(const YAML::Node& root, Reader& r, Device& d) {
   {
     const YAML::Node def = r.child(clocks, "clocks", "default");
     r.only_keys(def, "clocks.default", {"core_mhz", "memory_mhz", "source", "note"});
-    d.default_core_mhz = r.mhz(r.child(def, "clocks.default", "core_mhz"), "clocks.default.core_mhz");
+    d.default_core_mhz =
+        r.mhz(r.child(def, "clocks.default", "core_mhz"), "clocks.default.core_mhz");
     d.default_memory_mhz =
         r.mhz(r.child(def, "clocks.default", "memory_mhz"), "clocks.default.memory_mhz");
     r.source_of(def, "clocks.default");
     const std::string why = d.why_unsupported(d.default_core_mhz, d.default_memory_mhz);
     if (!why.empty()) r.fail("clocks.default", why, &def);
   }
-  d.deep_idle_core_mhz = static_cast<std::int32_t>(
-      r.number(clocks, "clocks", "deep_idle_core_mhz", 1, 100000));
+  d.deep_idle_core_mhz =
+      static_cast<std::int32_t>(r.number(clocks, "clocks", "deep_idle_core_mhz", 1, 100000));
 
   {
     const YAML::Node v = r.child(root, "", "voltage");
     r.only_keys(v, "voltage", {"points", "source", "note"});
     const YAML::Node pts = r.child(v, "voltage", "points");
-    if (!pts.IsSequence() || pts.size() < 1) r.fail("voltage.points", "expected [[MHz, V], ...]", &pts);
+    if (!pts.IsSequence() || pts.size() < 1)
+      r.fail("voltage.points", "expected [[MHz, V], ...]", &pts);
     for (std::size_t i = 0; i < pts.size(); ++i) {
       const std::string f = fmt::format("voltage.points[{}]", i);
       if (!pts[i].IsSequence() || pts[i].size() != 2) r.fail(f, "expected [MHz, V]", &pts);
       VoltagePoint p{r.mhz(pts[i][0], f), r.scalar<double>(pts[i][1], f)};
-      if (p.volts <= 0.3 || p.volts > 2.0) r.fail(f, fmt::format("{} V is not plausible", p.volts), &pts);
+      if (p.volts <= 0.3 || p.volts > 2.0)
+        r.fail(f, fmt::format("{} V is not plausible", p.volts), &pts);
       if (!d.voltage_curve.empty()) {
         if (p.core_mhz <= d.voltage_curve.back().core_mhz) r.fail(f, "clocks must ascend", &pts);
         if (p.volts < d.voltage_curve.back().volts)
@@ -230,7 +243,8 @@ void parse(const YAML::Node& root, Reader& r, Device& d) {
   }
 
   const YAML::Node c = r.child(root, "", "compute");
-  r.only_keys(c, "compute", {"sm_count", "tensor_flops_per_clock_per_sm", "fp32_flops_per_clock_per_sm"});
+  r.only_keys(c, "compute",
+              {"sm_count", "tensor_flops_per_clock_per_sm", "fp32_flops_per_clock_per_sm"});
   d.sm_count = static_cast<std::int32_t>(r.number(c, "compute", "sm_count", 1, 10000));
   d.tensor_flops_per_clock_per_sm = r.number(c, "compute", "tensor_flops_per_clock_per_sm", 1, 1e6);
   d.fp32_flops_per_clock_per_sm = r.number(c, "compute", "fp32_flops_per_clock_per_sm", 1, 1e6);
@@ -242,8 +256,9 @@ void parse(const YAML::Node& root, Reader& r, Device& d) {
       static_cast<std::int32_t>(r.number(m, "memory", "bandwidth_memory_mhz", 1, 100000));
 
   const YAML::Node l = r.child(root, "", "latency");
-  r.only_keys(l, "latency", {"kappa", "fixed_ns", "min_kernel_ns", "compute_efficiency",
-                             "memory_efficiency", "l2_bytes_per_clock"});
+  r.only_keys(l, "latency",
+              {"kappa", "fixed_ns", "min_kernel_ns", "compute_efficiency", "memory_efficiency",
+               "l2_bytes_per_clock"});
   d.latency.kappa = r.number(l, "latency", "kappa", 0, 1);
   d.latency.fixed_ns = r.number(l, "latency", "fixed_ns", 0, 1e6);
   d.latency.min_kernel_ns = r.number(l, "latency", "min_kernel_ns", 0, 1e6);
@@ -252,10 +267,10 @@ void parse(const YAML::Node& root, Reader& r, Device& d) {
   d.latency.l2_bytes_per_clock = r.number(l, "latency", "l2_bytes_per_clock", 1, 1e6);
 
   const YAML::Node p = r.child(root, "", "power");
-  r.only_keys(p, "power", {"limit_w", "deep_idle_w", "const_w", "leak_w_per_v", "clock_w_per_v2ghz",
-                           "busy_w_per_v2ghz", "compute_w_per_v2ghz", "simt_w_per_v2ghz",
-                           "memory_active_w_per_ghz",
-                           "memory_idle_w_per_ghz"});
+  r.only_keys(p, "power",
+              {"limit_w", "deep_idle_w", "const_w", "leak_w_per_v", "clock_w_per_v2ghz",
+               "busy_w_per_v2ghz", "compute_w_per_v2ghz", "simt_w_per_v2ghz",
+               "memory_active_w_per_ghz", "memory_idle_w_per_ghz"});
   d.power.limit_w = r.number(p, "power", "limit_w", 1, 1e5);
   d.power.deep_idle_w = r.number(p, "power", "deep_idle_w", 0, 1e5);
   d.power.const_w = r.number(p, "power", "const_w", 0, 1e5);
@@ -328,9 +343,9 @@ std::vector<std::string> list_devices() {
 }
 
 LoadedDevice load_device(const std::string& name_or_path) {
-  const bool is_path = name_or_path.find('/') != std::string::npos ||
-                       (name_or_path.size() > 5 &&
-                        name_or_path.compare(name_or_path.size() - 5, 5, ".yaml") == 0);
+  const bool is_path =
+      name_or_path.find('/') != std::string::npos ||
+      (name_or_path.size() > 5 && name_or_path.compare(name_or_path.size() - 5, 5, ".yaml") == 0);
   if (is_path) return load_device_file(name_or_path);
   const auto path = std::filesystem::path(device_directory()) / (name_or_path + ".yaml");
   if (!std::filesystem::exists(path)) {

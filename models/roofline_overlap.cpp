@@ -26,20 +26,19 @@ std::vector<KernelCost> RooflineOverlap::prepare(const Workload& w, const Device
   const Clocks c0 = capture_clocks(w, capture);
   const bool same = capture.name == target.name;
   // Per-clock throughput ratios capture/target (1 on the capture device).
-  const double tensor_ratio =
-      same ? 1.0
-           : (capture.tensor_flops_per_clock_per_sm * capture.sm_count) /
-                 (target.tensor_flops_per_clock_per_sm * target.sm_count) /
-                 target.latency.compute_efficiency;
+  const double tensor_ratio = same ? 1.0
+                                   : (capture.tensor_flops_per_clock_per_sm * capture.sm_count) /
+                                         (target.tensor_flops_per_clock_per_sm * target.sm_count) /
+                                         target.latency.compute_efficiency;
   const double fp32_ratio = same ? 1.0
                                  : (capture.fp32_flops_per_clock_per_sm * capture.sm_count) /
                                        (target.fp32_flops_per_clock_per_sm * target.sm_count) /
                                        target.latency.compute_efficiency;
-  const double bw_ratio =
-      same ? 1.0
-           : (capture.dram_bandwidth_gbs / capture.dram_bandwidth_memory_mhz) /
-                 (target.dram_bandwidth_gbs / target.dram_bandwidth_memory_mhz) /
-                 target.latency.memory_efficiency;
+  const double bw_ratio = same
+                              ? 1.0
+                              : (capture.dram_bandwidth_gbs / capture.dram_bandwidth_memory_mhz) /
+                                    (target.dram_bandwidth_gbs / target.dram_bandwidth_memory_mhz) /
+                                    target.latency.memory_efficiency;
   // L2 bytes per core clock, capture/target (the L2 floor of memory traffic).
   const double l2_capture = capture.latency.l2_bytes_per_clock;
   const double l2_ratio = same ? 1.0 : l2_capture / target.latency.l2_bytes_per_clock;
@@ -57,10 +56,11 @@ std::vector<KernelCost> RooflineOverlap::prepare(const Workload& w, const Device
     const double d = static_cast<double>(k.work.duration_ns);
     const double t0 = std::min(t0_capture, d);
     const double rest = d - t0;
-    const double peak = kc.tensor ? capture.tensor_flops_per_s(c0.core_mhz)
-                                  : capture.fp32_flops_per_s(c0.core_mhz);
+    const double peak =
+        kc.tensor ? capture.tensor_flops_per_s(c0.core_mhz) : capture.fp32_flops_per_s(c0.core_mhz);
     const double tc_ideal = kc.flops > 0 ? kc.flops / peak * 1e9 : 0.0;
-    const double tm_ideal = kc.dram_bytes > 0 ? kc.dram_bytes / capture.dram_bytes_per_s(c0.memory_mhz) * 1e9 : 0.0;
+    const double tm_ideal =
+        kc.dram_bytes > 0 ? kc.dram_bytes / capture.dram_bytes_per_s(c0.memory_mhz) * 1e9 : 0.0;
     // Core-clocked part: the FLOPs, or moving the bytes through L2, whichever is longer.
     const double tl_ideal = kc.dram_bytes > 0 && l2_capture > 0
                                 ? kc.dram_bytes / (l2_capture * c0.core_mhz * 1e6) * 1e9
@@ -75,7 +75,8 @@ std::vector<KernelCost> RooflineOverlap::prepare(const Workload& w, const Device
       tm = s * tm_ideal;
     }
     kc.fixed_ns = same ? t0 : (t0_capture > 0 ? t0 * t0_target / t0_capture : t0_target);
-    kc.compute_ns_mhz = std::max(tc * (kc.tensor ? tensor_ratio : fp32_ratio), tl * l2_ratio) * c0.core_mhz;
+    kc.compute_ns_mhz =
+        std::max(tc * (kc.tensor ? tensor_ratio : fp32_ratio), tl * l2_ratio) * c0.core_mhz;
     kc.memory_ns_mhz = tm * c0.memory_mhz * bw_ratio;
   }
   return out;

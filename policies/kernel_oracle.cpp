@@ -7,9 +7,9 @@
 // baseline time x (1 + max_slowdown/100)). It requests each kernel's pair when
 // the kernel starts: with zero switch latency that is exactly its plan; with a
 // real latency it shows what ignoring latency costs.
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "policies/objective.h"
 #include "policies/plan.h"
@@ -39,11 +39,11 @@ class KernelOracle final : public Policy {
     // Check the plan by replaying it (an oracle may) against the budget on the
     // baseline's time, tightening the knapsack budget by any overshoot.
     const RunResult* base = ctx.baseline();
-    const double ref = base ? static_cast<double>(base->end_ns - base->begin_ns)
-                            : static_cast<double>([&] {
-                                const RunResult r = plan::replay_plan(ctx, nullptr);
-                                return r.end_ns - r.begin_ns;
-                              }());
+    const double ref =
+        base ? static_cast<double>(base->end_ns - base->begin_ns) : static_cast<double>([&] {
+          const RunResult r = plan::replay_plan(ctx, nullptr);
+          return r.end_ns - r.begin_ns;
+        }());
     const double budget = objective_.budget(ref);
     pairs_.clear();
     for (int attempt = 0; attempt < 4; ++attempt) {

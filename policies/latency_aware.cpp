@@ -17,12 +17,12 @@
 // reported), the plan is emulated through the firmware and tightened if it
 // misses. L -> 0 gives a per-kernel plan; large L gives a few long segments,
 // like per-pass clocks.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
-
-#include <fmt/format.h>
 
 #include "policies/objective.h"
 #include "policies/plan.h"
@@ -107,20 +107,38 @@ struct Dp {
       for (std::size_t j = 0; j < P; ++j) {
         const double v = f[b * P + j];
         const Clocks& c = t.grid.pairs[static_cast<std::size_t>(cand[j])];
-        if (v < A) { A = v; aA = static_cast<std::int32_t>(j); }
-        if (v < bm[static_cast<std::size_t>(c.memory_idx)]) { bm[static_cast<std::size_t>(c.memory_idx)] = v; am[static_cast<std::size_t>(c.memory_idx)] = static_cast<std::int32_t>(j); }
-        if (v < bc[static_cast<std::size_t>(c.core_idx)]) { bc[static_cast<std::size_t>(c.core_idx)] = v; ac[static_cast<std::size_t>(c.core_idx)] = static_cast<std::int32_t>(j); }
+        if (v < A) {
+          A = v;
+          aA = static_cast<std::int32_t>(j);
+        }
+        if (v < bm[static_cast<std::size_t>(c.memory_idx)]) {
+          bm[static_cast<std::size_t>(c.memory_idx)] = v;
+          am[static_cast<std::size_t>(c.memory_idx)] = static_cast<std::int32_t>(j);
+        }
+        if (v < bc[static_cast<std::size_t>(c.core_idx)]) {
+          bc[static_cast<std::size_t>(c.core_idx)] = v;
+          ac[static_cast<std::size_t>(c.core_idx)] = static_cast<std::int32_t>(j);
+        }
       }
       for (std::size_t j = 0; j < P; ++j) {
         const Clocks& c = t.grid.pairs[static_cast<std::size_t>(cand[j])];
         double v = f[b * P + j];
         std::int32_t q = static_cast<std::int32_t>(j);
         const double x1 = bm[static_cast<std::size_t>(c.memory_idx)] + sw_core;
-        if (x1 < v) { v = x1; q = am[static_cast<std::size_t>(c.memory_idx)]; }
+        if (x1 < v) {
+          v = x1;
+          q = am[static_cast<std::size_t>(c.memory_idx)];
+        }
         const double x2 = bc[static_cast<std::size_t>(c.core_idx)] + sw_mem;
-        if (x2 < v) { v = x2; q = ac[static_cast<std::size_t>(c.core_idx)]; }
+        if (x2 < v) {
+          v = x2;
+          q = ac[static_cast<std::size_t>(c.core_idx)];
+        }
         const double x3 = A + sw_core + sw_mem;
-        if (x3 < v) { v = x3; q = aA; }
+        if (x3 < v) {
+          v = x3;
+          q = aA;
+        }
         g[b * P + j] = v;
         arg_q[b * P + j] = q;
       }
@@ -162,7 +180,8 @@ class LatencyAware final : public Policy {
         max_candidates_(std::max(2, p.integer("candidates"))),
         margin_pct_(p.number("margin_pct")) {
     if (margin_pct_ < 0 || margin_pct_ >= 100)
-      throw InputError(fmt::format("policy latency-aware: margin_pct={} must be in [0, 100)", margin_pct_));
+      throw InputError(
+          fmt::format("policy latency-aware: margin_pct={} must be in [0, 100)", margin_pct_));
   }
 
   void on_kernel_start(PolicyContext& ctx, std::uint32_t kernel) override {
@@ -194,14 +213,15 @@ class LatencyAware final : public Policy {
         plan::emulate(d, ctx.latency(), ctx.power(), items, std::vector<Clocks>(n, def), start);
     // Switches that take time land a random moment early or late: hold back
     // margin_pct of the budget for that (none when switches are instant).
-    const bool slow_switches = ctx.expected_core_switch_ns() > 0 || ctx.expected_memory_switch_ns() > 0;
+    const bool slow_switches =
+        ctx.expected_core_switch_ns() > 0 || ctx.expected_memory_switch_ns() > 0;
     const double budget =
         objective_.budget(em0.time_ns) - (slow_switches ? margin_pct_ * 1e-2 * em0.time_ns : 0.0);
     double gaps = 0;
     for (std::size_t i = 0; i + 1 < n; ++i) gaps += items[i].gap_ns;
     for (std::size_t i = 0; i < n; ++i) items[i].max_core_mhz = em0.cap_mhz[i];
-    const plan::Tables tb = plan::build_tables(d, ctx.latency(), ctx.power(), items,
-                                               plan::default_table_options(d));
+    const plan::Tables tb =
+        plan::build_tables(d, ctx.latency(), ctx.power(), items, plan::default_table_options(d));
     // Segments must outlast the switch that starts them with a margin: plan
     // with the latency 90 % of switches land within, not the mean.
     const double lc = ctx.core_switch_quantile_ns(0.9), lm = ctx.memory_switch_quantile_ns(0.9);
@@ -313,7 +333,8 @@ class LatencyAware final : public Policy {
         std::vector<Clocks> pairs(n);
         for (std::size_t i = 0; i < n; ++i)
           pairs[i] = tb.grid.pairs[static_cast<std::size_t>(sol.pair_of_pos[i])];
-        const plan::Emulation em = plan::emulate(d, ctx.latency(), ctx.power(), items, pairs, start);
+        const plan::Emulation em =
+            plan::emulate(d, ctx.latency(), ctx.power(), items, pairs, start);
         const bool feasible = !(em.time_ns > budget);
         const double score = objective_.score(em.energy_j, em.time_ns);
         if (feasible && score < best_score) {
@@ -324,8 +345,8 @@ class LatencyAware final : public Policy {
           rep.what = fmt::format(
               "segment DP ({}, {}, L_min {:.3f} ms, {} candidate pairs, {} segments per iteration, "
               "lambda {:.3g} J/ns after {} steps)",
-              mode.name, to_string(objective_.kind), mode.lmin * 1e-6, dp.cand.size(),
-              sol.segments, lam, iters);
+              mode.name, to_string(objective_.kind), mode.lmin * 1e-6, dp.cand.size(), sol.segments,
+              lam, iters);
           rep.pairs = dp.cand.size();
           rep.energy_j = sol.energy;
           rep.dual_bound_j = std::min(dual, sol.energy);
@@ -338,15 +359,17 @@ class LatencyAware final : public Policy {
     }
     rep.policy = "latency-aware";
     if (!have) rep.what = "segment DP: no plan met the budget; kept the default clocks";
-    rep.what += fmt::format("; emulated {:.3f} ms, {:.4f} J vs default clocks {:.3f} ms, {:.4f} J",
-                            best_em.time_ns * 1e-6, best_em.energy_j, em0.time_ns * 1e-6, em0.energy_j);
+    rep.what +=
+        fmt::format("; emulated {:.3f} ms, {:.4f} J vs default clocks {:.3f} ms, {:.4f} J",
+                    best_em.time_ns * 1e-6, best_em.energy_j, em0.time_ns * 1e-6, em0.energy_j);
     rep.items = n;
     rep.copies = n;
     rep.budget_ns = budget;
     rep.time_ns = best_em.time_ns;
     rep.feasible = true;
     rep.solve_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+            .count();
     plan::publish(rep);
     std::vector<plan::Switcher::Step> steps(n);
     for (std::size_t i = 0; i < n; ++i) {

@@ -1,9 +1,9 @@
 #include "policies/objective.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <limits>
-
-#include <fmt/format.h>
 
 #include "sim/error.h"
 
@@ -29,10 +29,14 @@ double Objective::score(double energy_j, double time) const {
 
 std::string_view to_string(ObjectiveKind k) {
   switch (k) {
-    case ObjectiveKind::waste: return "waste";
-    case ObjectiveKind::energy: return "energy";
-    case ObjectiveKind::edp: return "edp";
-    case ObjectiveKind::ed2p: return "ed2p";
+    case ObjectiveKind::waste:
+      return "waste";
+    case ObjectiveKind::energy:
+      return "energy";
+    case ObjectiveKind::edp:
+      return "edp";
+    case ObjectiveKind::ed2p:
+      return "ed2p";
   }
   return "?";
 }
@@ -50,13 +54,19 @@ std::vector<ParamSpec> objective_params() {
 Objective parse_objective(const Params& p, const std::string& policy) {
   Objective o;
   const std::string k = p.str("objective");
-  if (k == "waste") o.kind = ObjectiveKind::waste;
-  else if (k == "energy") o.kind = ObjectiveKind::energy;
-  else if (k == "edp") o.kind = ObjectiveKind::edp;
-  else if (k == "ed2p") o.kind = ObjectiveKind::ed2p;
+  if (k == "waste")
+    o.kind = ObjectiveKind::waste;
+  else if (k == "energy")
+    o.kind = ObjectiveKind::energy;
+  else if (k == "edp")
+    o.kind = ObjectiveKind::edp;
+  else if (k == "ed2p")
+    o.kind = ObjectiveKind::ed2p;
   else
-    throw InputError(fmt::format("policy {}: parameter 'objective': '{}' is not one of waste, "
-                                 "energy, edp, ed2p", policy, k));
+    throw InputError(
+        fmt::format("policy {}: parameter 'objective': '{}' is not one of waste, "
+                    "energy, edp, ed2p",
+                    policy, k));
   o.max_slowdown_pct = p.number("max_slowdown");
   if (!(o.max_slowdown_pct >= 0) || !std::isfinite(o.max_slowdown_pct))
     throw InputError(fmt::format("policy {}: parameter 'max_slowdown': {} is not a percentage >= 0",

@@ -7,9 +7,9 @@
 // own observed time). From the next iteration on it requests a phase's pair
 // when the phase's first kernel starts (or, with early=1, ahead of it by the
 // expected switch latency).
-#include <array>
-
 #include <fmt/format.h>
+
+#include <array>
 
 #include "policies/objective.h"
 #include "policies/plan.h"

@@ -1,5 +1,7 @@
 #include "policies/plan.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -8,10 +10,8 @@
 #include <map>
 #include <tuple>
 
-#include <fmt/format.h>
-
-#include "sim/error.h"
 #include "sim/engine.h"
+#include "sim/error.h"
 #include "sim/result.h"
 
 namespace dvfsim::plan {
@@ -41,9 +41,13 @@ Grid make_grid(const Device& d) {
 
 // ------------------------------------------------------------------ tables
 
-TableOptions default_table_options(const Device& /*d*/) { return TableOptions{}; }
+TableOptions default_table_options(const Device& /*d*/) {
+  return TableOptions{};
+}
 
-double idle_power_w(const PowerModel& pow, const Clocks& c) { return pow.power_w(Utilisation{}, c); }
+double idle_power_w(const PowerModel& pow, const Clocks& c) {
+  return pow.power_w(Utilisation{}, c);
+}
 
 std::uint64_t Tables::copies() const {
   std::uint64_t n = 0;
@@ -102,7 +106,8 @@ Tables build_tables(const Device& d, const LatencyModel& lat, const PowerModel& 
   return tb;
 }
 
-Tables group_tables(const Tables& t, const std::vector<std::uint32_t>& group_of, std::size_t groups) {
+Tables group_tables(const Tables& t, const std::vector<std::uint32_t>& group_of,
+                    std::size_t groups) {
   Tables g;
   g.grid = t.grid;
   g.items = groups;
@@ -122,13 +127,16 @@ Tables group_tables(const Tables& t, const std::vector<std::uint32_t>& group_of,
 }
 
 Grouping group_identical(const std::vector<ItemSpec>& kernels) {
-  using Key = std::tuple<double, double, double, double, double, bool, double, long long, std::int32_t>;
+  using Key =
+      std::tuple<double, double, double, double, double, bool, double, long long, std::int32_t>;
   std::map<Key, std::uint32_t> index;
   Grouping g;
   g.item_of.reserve(kernels.size());
   for (const auto& k : kernels) {
-    const Key key{k.cost.fixed_ns, k.cost.compute_ns_mhz, k.cost.memory_ns_mhz, k.cost.flops,
-                  k.cost.dram_bytes, k.cost.tensor, k.time_scale, std::llround(k.gap_ns * 10.0),
+    const Key key{k.cost.fixed_ns,      k.cost.compute_ns_mhz,
+                  k.cost.memory_ns_mhz, k.cost.flops,
+                  k.cost.dram_bytes,    k.cost.tensor,
+                  k.time_scale,         std::llround(k.gap_ns * 10.0),
                   k.max_core_mhz};
     auto [it, fresh] = index.emplace(key, static_cast<std::uint32_t>(g.items.size()));
     if (fresh) {
@@ -202,8 +210,8 @@ Emulation emulate(const Device& d, const LatencyModel& lat, const PowerModel& po
       }
       const double total = busy + gaps;
       if (total <= 0) break;
-      const std::int32_t nc =
-          governor_cap(d, pow, Utilisation{busy / total, comp / total, mem / total}, c, d.max_core_mhz());
+      const std::int32_t nc = governor_cap(
+          d, pow, Utilisation{busy / total, comp / total, mem / total}, c, d.max_core_mhz());
       if (nc == cap) break;
       cap = nc;
     }
@@ -274,7 +282,9 @@ struct Pt {
   std::int32_t p;
 };
 
-bool before(const Pt& a, const Pt& b) { return a.t < b.t || (a.t == b.t && a.e < b.e); }
+bool before(const Pt& a, const Pt& b) {
+  return a.t < b.t || (a.t == b.t && a.e < b.e);
+}
 
 // Lower-left convex chain of points sorted by (t, e).
 void chain(const std::vector<Pt>& in, std::vector<Pt>& out) {
@@ -446,8 +456,10 @@ Solution solve_budget(const Tables& tb, const Hulls& h, double budget) {
     const double mid = 0.5 * (lo + hi);
     const Eval ev = evaluate(tb, h, mid, nullptr);
     dual = std::max(dual, ev.lagr - mid * budget);
-    if (ev.time <= budget) hi = mid;
-    else lo = mid;
+    if (ev.time <= budget)
+      hi = mid;
+    else
+      lo = mid;
   }
   evaluate(tb, h, hi, &picks);
   auto st = from_picks(picks);
@@ -462,7 +474,8 @@ Solution solve_budget(const Tables& tb, const Hulls& h, double budget) {
   std::vector<Edge> edges;
   for (std::size_t i = 0; i < tb.items; ++i)
     for (auto j = picks[i]; j + 1 < h.begin[i + 1]; ++j)
-      edges.push_back({-(h.e[j + 1] - h.e[j]) / (h.t[j + 1] - h.t[j]), static_cast<std::uint32_t>(i), j});
+      edges.push_back(
+          {-(h.e[j + 1] - h.e[j]) / (h.t[j + 1] - h.t[j]), static_cast<std::uint32_t>(i), j});
   std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) {
     if (a.rate != b.rate) return a.rate > b.rate;
     if (a.item != b.item) return a.item < b.item;
@@ -473,7 +486,8 @@ Solution solve_budget(const Tables& tb, const Hulls& h, double budget) {
     if (v.back().vertex != ed.vertex) continue;
     const double dt = h.t[ed.vertex + 1] - h.t[ed.vertex];
     if (dt > left) continue;
-    const auto k = static_cast<std::uint32_t>(std::min<double>(v.back().count, std::floor(left / dt)));
+    const auto k =
+        static_cast<std::uint32_t>(std::min<double>(v.back().count, std::floor(left / dt)));
     if (k == 0) continue;
     left -= k * dt;
     v.back().count -= k;
@@ -541,7 +555,8 @@ Solution solve_objective(const Tables& tb, const Hulls& h, const Objective& o, d
     T += tb.count[i] * h.t[h.begin[i]];
     E += tb.count[i] * h.e[h.begin[i]];
     for (auto j = h.begin[i]; j + 1 < h.begin[i + 1]; ++j)
-      edges.push_back({-(h.e[j + 1] - h.e[j]) / (h.t[j + 1] - h.t[j]), static_cast<std::uint32_t>(i), j});
+      edges.push_back(
+          {-(h.e[j + 1] - h.e[j]) / (h.t[j + 1] - h.t[j]), static_cast<std::uint32_t>(i), j});
   }
   std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) {
     if (a.rate != b.rate) return a.rate > b.rate;
@@ -583,9 +598,10 @@ Solution solve_objective(const Tables& tb, const Hulls& h, const Objective& o, d
 // ------------------------------------------------------------------ plans
 
 std::vector<ParamSpec> memory_mode_params() {
-  return {{"memory", ParamSpec::Kind::defaulted, "auto",
-           "auto (the better of per-kernel and fixed, stalls charged), per-kernel (memory clock per "
-           "kernel, switch stalls ignored by the solver) or fixed (one memory clock for the run)"}};
+  return {
+      {"memory", ParamSpec::Kind::defaulted, "auto",
+       "auto (the better of per-kernel and fixed, stalls charged), per-kernel (memory clock per "
+       "kernel, switch stalls ignored by the solver) or fixed (one memory clock for the run)"}};
 }
 
 MemoryMode parse_memory_mode(const Params& p, const std::string& policy) {
@@ -593,8 +609,8 @@ MemoryMode parse_memory_mode(const Params& p, const std::string& policy) {
   if (v == "auto") return MemoryMode::automatic;
   if (v == "per-kernel") return MemoryMode::per_kernel;
   if (v == "fixed") return MemoryMode::fixed;
-  throw InputError(fmt::format("policy {}: parameter 'memory': '{}' is not one of auto, per-kernel, fixed",
-                               policy, v));
+  throw InputError(fmt::format(
+      "policy {}: parameter 'memory': '{}' is not one of auto, per-kernel, fixed", policy, v));
 }
 
 std::vector<ParamSpec> aggregation_params() {
@@ -607,8 +623,8 @@ Aggregation parse_aggregation(const Params& p, const std::string& policy) {
   const std::string v = p.str("aggregation");
   if (v == "global") return Aggregation::global;
   if (v == "local") return Aggregation::local;
-  throw InputError(fmt::format("policy {}: parameter 'aggregation': '{}' is not one of global, local",
-                               policy, v));
+  throw InputError(fmt::format(
+      "policy {}: parameter 'aggregation': '{}' is not one of global, local", policy, v));
 }
 
 std::int64_t memory_changes(const Grid& g, const std::vector<std::int32_t>& pair_of, bool cyclic) {
@@ -628,9 +644,12 @@ namespace {
 
 double local_score(const Objective& o, double e, double t) {
   switch (o.kind) {
-    case ObjectiveKind::edp: return e * t;
-    case ObjectiveKind::ed2p: return e * t * t;
-    default: return e;
+    case ObjectiveKind::edp:
+      return e * t;
+    case ObjectiveKind::ed2p:
+      return e * t * t;
+    default:
+      return e;
   }
 }
 
@@ -661,7 +680,8 @@ Plan plan_steps(const PlanInput& in) {
   };
   std::vector<Mode> modes;
   std::size_t mems = 0;
-  for (std::size_t m = 0; m + 1 < g.mem_begin.size(); ++m) mems += g.mem_begin[m + 1] > g.mem_begin[m];
+  for (std::size_t m = 0; m + 1 < g.mem_begin.size(); ++m)
+    mems += g.mem_begin[m + 1] > g.mem_begin[m];
   if (in.memory != MemoryMode::fixed || mems <= 1) modes.push_back({"per-kernel memory", {}});
   if (in.memory != MemoryMode::per_kernel && mems > 1)
     for (std::size_t m = 0; m + 1 < g.mem_begin.size(); ++m) {
@@ -729,7 +749,8 @@ Plan plan_steps(const PlanInput& in) {
       }
       cand.pair_of_step = std::move(pairs);
       cand.time_of_step = std::move(times);
-      cand.memory_switches = mode.mask.empty() ? memory_changes(g, cand.pair_of_step, in.cyclic) : 0;
+      cand.memory_switches =
+          mode.mask.empty() ? memory_changes(g, cand.pair_of_step, in.cyclic) : 0;
       const double st = static_cast<double>(cand.memory_switches) * stall_ns;
       cand.time_ns = in.time_offset_ns + kt + st;
       cand.energy_j = ke + st * stall_w * 1e-9;
@@ -755,7 +776,8 @@ Plan plan_steps(const PlanInput& in) {
                                    to_string(in.objective.kind), mode.name, cand.memory_switches);
     cand.report.items = tb.items;
     cand.report.copies = steps;
-    cand.report.pairs = mask ? static_cast<std::size_t>(std::count(mask->begin(), mask->end(), 1)) : tb.pairs;
+    cand.report.pairs =
+        mask ? static_cast<std::size_t>(std::count(mask->begin(), mask->end(), 1)) : tb.pairs;
     cand.report.hull_vertices = h.pair.size();
     cand.report.budget_ns = budget_total;
     cand.report.time_ns = cand.time_ns;
@@ -868,7 +890,8 @@ KernelPlan plan_kernels(const KernelPlanInput& in) {
   r.what += fmt::format("; emulated {:.3f} ms, {:.4f} J vs default clocks {:.3f} ms, {:.4f} J{}",
                         best.emulation.time_ns * 1e-6, best.emulation.energy_j, em0.time_ns * 1e-6,
                         em0.energy_j, have_plan ? "" : " (kept the default clocks)");
-  r.solve_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  r.solve_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   if (in.plan.publish) publish(r);
   return best;
 }
@@ -915,7 +938,8 @@ class RuleGovernor final : public Governor {
   std::int64_t period_ns() const override {
     return static_cast<std::int64_t>(std::llround(d_.governor.period_ms * 1e6));
   }
-  std::int32_t cap_core_mhz(const Utilisation& u, const Clocks& c, std::int32_t cap) const override {
+  std::int32_t cap_core_mhz(const Utilisation& u, const Clocks& c,
+                            std::int32_t cap) const override {
     return governor_cap(d_, p_, u, c, cap);
   }
 
@@ -976,9 +1000,15 @@ void publish(const SolveReport& r) {
   t_reports.push_back(r);
   if (!t_quiet) std::cerr << "dvfsim: " << r.line() << '\n';
 }
-const std::vector<SolveReport>& reports() { return t_reports; }
-void clear_reports() { t_reports.clear(); }
-void quiet_reports(bool quiet) { t_quiet = quiet; }
+const std::vector<SolveReport>& reports() {
+  return t_reports;
+}
+void clear_reports() {
+  t_reports.clear();
+}
+void quiet_reports(bool quiet) {
+  t_quiet = quiet;
+}
 
 // ------------------------------------------------------------------ online
 
@@ -1119,8 +1149,9 @@ void Switcher::schedule(PolicyContext& ctx, std::int64_t ended_ns) {
   const double now = static_cast<double>(ctx.now_ns());
   const Step& cur = steps_[static_cast<std::size_t>(pos_)];
   // Predicted start of the next kernel.
-  double t = ended_ns >= 0 ? static_cast<double>(ended_ns) + cur.gap_ns
-                           : std::max(now, static_cast<double>(start_ns_) + cur.duration_ns) + cur.gap_ns;
+  double t = ended_ns >= 0
+                 ? static_cast<double>(ended_ns) + cur.gap_ns
+                 : std::max(now, static_cast<double>(start_ns_) + cur.duration_ns) + cur.gap_ns;
   const double horizon =
       std::max(ctx.expected_core_switch_ns(), ctx.expected_memory_switch_ns()) + 1.0;
   Clocks prev = cur.pair;

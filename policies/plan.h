@@ -44,8 +44,8 @@ Grid make_grid(const Device& d);
 // What a table row is built from: one kernel's cost, repeated `count` times.
 struct ItemSpec {
   KernelCost cost;
-  double time_scale = 1.0;  // measured / modelled time (online policies); 1 = the model
-  double gap_ns = 0.0;      // idle time after the kernel, spent at its clocks
+  double time_scale = 1.0;        // measured / modelled time (online policies); 1 = the model
+  double gap_ns = 0.0;            // idle time after the kernel, spent at its clocks
   std::int32_t max_core_mhz = 0;  // the firmware's cap in force for it (0: none)
   std::uint32_t count = 1;
 };
@@ -81,7 +81,8 @@ Tables build_tables(const Device& d, const LatencyModel& lat, const PowerModel& 
                     const std::vector<ItemSpec>& items, const TableOptions& opt);
 // Sums rows of `t` into groups: group g's row is the sum of count x row over
 // the items with group_of[item] == g (count of every group: 1).
-Tables group_tables(const Tables& t, const std::vector<std::uint32_t>& group_of, std::size_t groups);
+Tables group_tables(const Tables& t, const std::vector<std::uint32_t>& group_of,
+                    std::size_t groups);
 
 // Groups identical kernels (same cost, scale and gap to 0.1 us) into items.
 struct Grouping {
@@ -113,8 +114,8 @@ struct Emulation {
   std::int64_t memory_switches = 0;
 };
 struct EmulationStart {
-  std::int32_t cap_mhz = 0;     // the cap in force at the start (0: computed as the engine's warm-up)
-  Clocks warm_pair;             // warm-up: the clocks set before the run
+  std::int32_t cap_mhz = 0;  // the cap in force at the start (0: computed as the engine's warm-up)
+  Clocks warm_pair;          // warm-up: the clocks set before the run
   double first_tick_ns = -1.0;  // time of the first governor tick (< 0: one period in)
   // The clocks in force before the first kernel (memory_mhz 0: none): a
   // different memory clock for the first kernel costs a stall.
@@ -158,14 +159,14 @@ struct Assignment {
 
 struct Solution {
   Assignment assignment;
-  double time_ns = 0.0;    // sum over copies (no offsets)
+  double time_ns = 0.0;  // sum over copies (no offsets)
   double energy_j = 0.0;
   // Lagrangian dual bound: no assignment meeting the budget uses less energy.
   // Equal to energy_j when the solution is provably optimal.
   double dual_bound_j = 0.0;
-  double lambda = 0.0;     // J/ns at the solution
-  bool feasible = true;    // false: even the fastest pairs miss the budget
-  int iterations = 0;      // bisection steps
+  double lambda = 0.0;   // J/ns at the solution
+  bool feasible = true;  // false: even the fastest pairs miss the budget
+  int iterations = 0;    // bisection steps
   double gap_j() const { return energy_j - dual_bound_j; }
   double gap_pct() const { return energy_j > 0 ? 100.0 * gap_j() / energy_j : 0.0; }
 };
@@ -181,8 +182,8 @@ Solution solve_budget(const Tables& t, const Hulls& h, double budget_ns);
 // aggregate hull (every Lagrangian breakpoint and the copies between them);
 // for waste and energy it calls solve_budget with
 // budget = objective.budget(reference_ns) - time_offset_ns.
-Solution solve_objective(const Tables& t, const Hulls& h, const Objective& o,
-                         double reference_ns, double time_offset_ns, double energy_offset_j);
+Solution solve_objective(const Tables& t, const Hulls& h, const Objective& o, double reference_ns,
+                         double time_offset_ns, double energy_offset_j);
 
 // Every copy at the same pair `pair` (totals only).
 Solution at_pair(const Tables& t, std::int32_t pair);
@@ -256,7 +257,7 @@ struct PlanInput {
   // Local aggregation: each step's own reference time (empty: at default clocks).
   std::vector<double> step_reference_ns;
   double memory_stall_ns = -1.0;  // per memory switch (< 0: the device's)
-  std::string policy;  // for the report
+  std::string policy;             // for the report
   std::string what;
   bool publish = true;  // publish the report
 };
@@ -264,11 +265,11 @@ struct PlanInput {
 struct Plan {
   std::vector<std::int32_t> pair_of_step;  // grid index per step
   std::vector<double> time_of_step;        // modelled ns at that pair
-  double time_ns = 0.0;    // modelled total: offset, steps and stalls
-  double energy_j = 0.0;   // modelled total: steps and stalls
-  double budget_ns = 0.0;  // on the total; +inf when unbounded
+  double time_ns = 0.0;                    // modelled total: offset, steps and stalls
+  double energy_j = 0.0;                   // modelled total: steps and stalls
+  double budget_ns = 0.0;                  // on the total; +inf when unbounded
   std::int64_t memory_switches = 0;
-  std::string mode;        // the memory mode chosen
+  std::string mode;  // the memory mode chosen
   SolveReport report;
 };
 // Plans one pair per step; publishes the solver report.
@@ -296,10 +297,10 @@ struct KernelPlanInput {
   double extra_tighten_ns = 0.0;  // taken off the knapsack budget from the start
 };
 struct KernelPlan {
-  std::vector<Clocks> pairs;          // per kernel
-  std::vector<Clocks> group_pairs;    // per group, when grouped
-  Emulation emulation;                // of the chosen plan
-  double reference_ns = 0.0;          // emulated time at default clocks
+  std::vector<Clocks> pairs;        // per kernel
+  std::vector<Clocks> group_pairs;  // per group, when grouped
+  Emulation emulation;              // of the chosen plan
+  double reference_ns = 0.0;        // emulated time at default clocks
   double reference_energy_j = 0.0;
   double budget_ns = 0.0;
   SolveReport report;
@@ -334,11 +335,11 @@ struct Observed {
   Phase phase = Phase::other;
   KernelClass cls = KernelClass::other;
   KernelCost cost;
-  Clocks clocks;               // effective clocks when it started
+  Clocks clocks;  // effective clocks when it started
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
-  double scale = 1.0;          // measured / modelled duration at `clocks`
-  double gap_after_ns = 0.0;   // until the next kernel started
+  double scale = 1.0;         // measured / modelled duration at `clocks`
+  double gap_after_ns = 0.0;  // until the next kernel started
   double measured_ns() const { return static_cast<double>(end_ns - start_ns); }
 };
 
@@ -411,10 +412,10 @@ class Switcher {
   std::vector<Step> steps_;
   bool early_ = true;
   int pos_ = -1;
-  std::int64_t ordinal_ = 0;         // kernels started under the plan
-  std::int64_t start_ns_ = 0;        // start of the current kernel
+  std::int64_t ordinal_ = 0;   // kernels started under the plan
+  std::int64_t start_ns_ = 0;  // start of the current kernel
   bool running_ = false;
-  std::int64_t issued_ordinal_ = -1; // ordinal of the kernel the last early request is for
+  std::int64_t issued_ordinal_ = -1;  // ordinal of the kernel the last early request is for
 };
 
 // Context-idle power at a pair.

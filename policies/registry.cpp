@@ -1,9 +1,9 @@
 #include "policies/registry.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
-
-#include <fmt/format.h>
 
 #include "sim/error.h"
 
@@ -78,8 +78,9 @@ Params resolve_params(const PolicyInfo& info, const std::map<std::string, std::s
   for (const auto& p : info.params) {
     if (values.count(p.name)) continue;
     if (p.kind == ParamSpec::Kind::required)
-      throw InputError(fmt::format("policy {}: parameter '{}' is required ({}); set it with --set {}=...",
-                                   info.name, p.name, p.description, p.name));
+      throw InputError(
+          fmt::format("policy {}: parameter '{}' is required ({}); set it with --set {}=...",
+                      info.name, p.name, p.description, p.name));
     if (p.kind == ParamSpec::Kind::defaulted) values[p.name] = p.default_value;
   }
   return Params("policy " + info.name, std::move(values));

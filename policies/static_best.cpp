@@ -3,10 +3,10 @@
 // and energy of every kernel (power cap per kernel, idle gaps included).
 // It reads the whole run before it starts: an oracle (an upper bound for any
 // fixed-clock setting).
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "policies/objective.h"
 #include "policies/plan.h"
@@ -30,7 +30,8 @@ class StaticBest final : public Policy {
     auto run_at = [&](const Clocks& c) {
       plan::EmulationStart st;
       st.warm_pair = c;
-      return plan::emulate(d, ctx.latency(), ctx.power(), in.kernels, std::vector<Clocks>(n, c), st);
+      return plan::emulate(d, ctx.latency(), ctx.power(), in.kernels, std::vector<Clocks>(n, c),
+                           st);
     };
     const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
     const plan::Emulation ref = run_at(def);
@@ -52,16 +53,19 @@ class StaticBest final : public Policy {
     pair_ = best;
     plan::SolveReport r;
     r.policy = "static-best";
-    r.what = fmt::format("exhaustive over every pair, emulated ({}: {}/{} MHz; default clocks {:.3f} ms, {:.4f} J)",
-                         to_string(objective_.kind), pair_.core_mhz, pair_.memory_mhz,
-                         ref.time_ns * 1e-6, ref.energy_j);
+    r.what = fmt::format(
+        "exhaustive over every pair, emulated ({}: {}/{} MHz; default clocks {:.3f} ms, {:.4f} J)",
+        to_string(objective_.kind), pair_.core_mhz, pair_.memory_mhz, ref.time_ns * 1e-6,
+        ref.energy_j);
     r.items = n;
     r.copies = n;
     r.pairs = grid.pairs.size();
     r.budget_ns = budget;
     r.time_ns = best_t;
     r.energy_j = r.dual_bound_j = best_e;
-    r.solve_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    r.solve_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+            .count();
     plan::publish(r);
     if (!(pair_ == def)) ctx.request(pair_.core_mhz, pair_.memory_mhz);
   }

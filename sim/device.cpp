@@ -1,8 +1,8 @@
 #include "sim/device.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace dvfsim {
 
@@ -32,16 +32,17 @@ int Device::memory_index(std::int32_t memory_mhz) const {
 
 std::string Device::why_unsupported(std::int32_t core_mhz, std::int32_t memory_mhz) const {
   if (core_index(core_mhz) < 0)
-    return fmt::format("core clock {} MHz is not supported by {} (supported: {}..{} MHz, {} values)",
-                       core_mhz, name, core_clocks_mhz.front(), core_clocks_mhz.back(),
-                       core_clocks_mhz.size());
+    return fmt::format(
+        "core clock {} MHz is not supported by {} (supported: {}..{} MHz, {} values)", core_mhz,
+        name, core_clocks_mhz.front(), core_clocks_mhz.back(), core_clocks_mhz.size());
   if (memory_index(memory_mhz) < 0)
     return fmt::format("memory clock {} MHz is not supported by {} (supported: {} MHz)", memory_mhz,
                        name, fmt::join(memory_clocks_mhz, ", "));
   for (const auto& l : memory_core_limits)
     if (l.memory_mhz == memory_mhz && core_mhz > l.max_core_mhz)
-      return fmt::format("memory clock {} MHz is allowed only with core <= {} MHz on {} (asked {} MHz)",
-                         memory_mhz, l.max_core_mhz, name, core_mhz);
+      return fmt::format(
+          "memory clock {} MHz is allowed only with core <= {} MHz on {} (asked {} MHz)",
+          memory_mhz, l.max_core_mhz, name, core_mhz);
   return {};
 }
 

@@ -12,10 +12,10 @@ namespace dvfsim {
 struct LatencyDistribution {
   enum class Kind : std::uint8_t { fixed, uniform, lognormal };
   Kind kind = Kind::fixed;
-  double value_us = 0.0;   // fixed: the latency; lognormal: the median
-  double min_us = 0.0;     // uniform: bounds; lognormal: clamp
+  double value_us = 0.0;  // fixed: the latency; lognormal: the median
+  double min_us = 0.0;    // uniform: bounds; lognormal: clamp
   double max_us = 0.0;
-  double sigma = 0.0;      // lognormal: sigma of ln(latency)
+  double sigma = 0.0;  // lognormal: sigma of ln(latency)
 };
 
 struct VoltagePoint {
@@ -44,16 +44,16 @@ struct PowerParams {
 // The firmware governor: samples power every `period_ms`, caps the core clock.
 struct GovernorParams {
   double period_ms = 100.0;
-  double up_step_mhz = 120.0;        // at most this much up per period
-  double target_fraction = 0.99;     // aim at this fraction of the limit
+  double up_step_mhz = 120.0;     // at most this much up per period
+  double target_fraction = 0.99;  // aim at this fraction of the limit
 };
 
 // Parameters of the `roofline-overlap` latency model.
 struct LatencyParams {
-  double kappa = 0.1;              // overlap penalty of the smaller part
-  double fixed_ns = 1000.0;        // clock-independent part t0 of a kernel
-  double min_kernel_ns = 1500.0;   // floor for any kernel on this device
-  double compute_efficiency = 1.0; // achieved / peak, relative to the capture device
+  double kappa = 0.1;               // overlap penalty of the smaller part
+  double fixed_ns = 1000.0;         // clock-independent part t0 of a kernel
+  double min_kernel_ns = 1500.0;    // floor for any kernel on this device
+  double compute_efficiency = 1.0;  // achieved / peak, relative to the capture device
   double memory_efficiency = 1.0;
   // On-chip (L2) bandwidth in bytes per core clock, summed over the GPU. DRAM
   // traffic also crosses L2, so a memory-bound kernel cannot move its bytes

@@ -1,10 +1,10 @@
 #include "sim/engine.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
-
-#include <fmt/format.h>
 
 #include "sim/error.h"
 #include "sim/rng.h"
@@ -34,12 +34,12 @@ constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
 // Inverse of the standard normal CDF (Acklam's rational approximation,
 // relative error < 1.2e-9), for lognormal quantiles.
 double normal_quantile(double p) {
-  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
-                             1.383577518672690e+02, -3.066479806614716e+01, 2.506628277459239e+00};
+  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,  -2.759285104469687e+02,
+                             1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
   static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
                              6.680131188771972e+01, -1.328068155288572e+01};
   static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
-                             -2.549732539343734e+00, 4.374664141464968e+00, 2.938163982698783e+00};
+                             -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
   static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
                              3.754408661907416e+00};
   p = std::clamp(p, 1e-12, 1.0 - 1e-12);
@@ -230,8 +230,8 @@ class Replay final : public PolicyContext {
         if (i + 1 < w_.kernels.size()) {
           const Kernel& a = w_.kernels[i];
           const Kernel& b = w_.kernels[i + 1];
-          gaps_ns += static_cast<double>(
-              std::max<std::int64_t>(0, b.traced_start_ns - a.traced_start_ns - a.work.duration_ns));
+          gaps_ns += static_cast<double>(std::max<std::int64_t>(
+              0, b.traced_start_ns - a.traced_start_ns - a.work.duration_ns));
         }
       }
       const double total = busy_ns + gaps_ns;
@@ -244,7 +244,8 @@ class Replay final : public PolicyContext {
   }
 
   void update_effective() {
-    const std::int32_t core = cfg_.power_cap ? std::min(core_.landed_mhz, cap_mhz_) : core_.landed_mhz;
+    const std::int32_t core =
+        cfg_.power_cap ? std::min(core_.landed_mhz, cap_mhz_) : core_.landed_mhz;
     eff_ = make_clocks(dev_, core, memory_.landed_mhz);
     kernel_dirty_ = true;
   }
@@ -394,7 +395,8 @@ class Replay final : public PolicyContext {
         integrate(std::min(ev, stall_until_ns_), Utilisation{}, idle_power(), Segment::kStall);
       } else {
         const std::int64_t end =
-            now_ + std::max<std::int64_t>(0, static_cast<std::int64_t>(std::llround(remaining * full_ns)));
+            now_ +
+            std::max<std::int64_t>(0, static_cast<std::int64_t>(std::llround(remaining * full_ns)));
         if (end <= ev) {
           integrate(end, u, p, static_cast<std::int32_t>(i));
           core_time += static_cast<double>(end - t_start) * eff_.core_mhz;

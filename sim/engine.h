@@ -34,7 +34,7 @@ struct EngineConfig {
 
 struct EngineInputs {
   const Workload* workload = nullptr;
-  const Device* device = nullptr;         // the simulated GPU
+  const Device* device = nullptr;  // the simulated GPU
   const LatencyModel* latency = nullptr;
   const PowerModel* power = nullptr;
   const Governor* governor = nullptr;

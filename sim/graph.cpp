@@ -1,9 +1,9 @@
 #include "sim/graph.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <unordered_map>
-
-#include <fmt/format.h>
 
 #include "sim/error.h"
 
@@ -18,7 +18,8 @@ DependencyGraph build_dependency_graph(const Workload& w) {
     const Kernel& k = w.kernels[i];
     while (next_sync < w.syncs.size() && w.syncs[next_sync].host_begin_ns <= k.host_launch_ns) {
       const auto& s = w.syncs[next_sync++];
-      if (s.waits_until_kernel > 0) barrier = std::max<std::int64_t>(barrier, s.waits_until_kernel - 1);
+      if (s.waits_until_kernel > 0)
+        barrier = std::max<std::int64_t>(barrier, s.waits_until_kernel - 1);
     }
     auto it = last_on_stream.find(k.stream);
     if (it != last_on_stream.end()) boost::add_edge(it->second, i, g);
@@ -34,8 +35,8 @@ void check_launch_order(const Workload& w, const DependencyGraph& g) {
   for (auto [e, end] = boost::edges(g); e != end; ++e) {
     const auto a = boost::source(*e, g), b = boost::target(*e, g);
     if (a >= b)
-      throw InputError(fmt::format("{}: dependency from kernel {} to earlier kernel {}",
-                                   w.source_path, a, b));
+      throw InputError(
+          fmt::format("{}: dependency from kernel {} to earlier kernel {}", w.source_path, a, b));
   }
 }
 

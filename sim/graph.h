@@ -2,17 +2,15 @@
 // The workload's dependency graph on Boost.Graph: stream order, cross-stream
 // event waits and host synchronisation (a kernel launched after a host sync
 // depends on the work the sync waited for).
+#include <boost/graph/adjacency_list.hpp>
 #include <cstdint>
 #include <vector>
-
-#include <boost/graph/adjacency_list.hpp>
 
 #include "sim/workload.h"
 
 namespace dvfsim {
 
-using DependencyGraph =
-    boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;
+using DependencyGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;
 
 DependencyGraph build_dependency_graph(const Workload& w);
 

@@ -32,13 +32,14 @@ struct KernelCost {
   double memory_ns_mhz = 0.0;   // memory part x memory clock
   double flops = 0.0;
   double dram_bytes = 0.0;
-  bool tensor = false;      // runs on the tensor cores (peak compute = tensor peak)
+  bool tensor = false;  // runs on the tensor cores (peak compute = tensor peak)
 };
 
 // Fractions of the time a unit is busy, averaged over an interval: `busy` the
 // GPU executes a kernel, `compute` the tensor cores run at peak, `memory` DRAM
-// runs at peak bandwidth, `simt` the FP32 (SIMT) pipes run at peak. Time-weighted averages of Utilisation are valid
-// Utilisations; power models must be linear in them (the governor relies on it).
+// runs at peak bandwidth, `simt` the FP32 (SIMT) pipes run at peak. Time-weighted averages of
+// Utilisation are valid Utilisations; power models must be linear in them (the governor relies on
+// it).
 struct Utilisation {
   double busy = 0.0;
   double compute = 0.0;

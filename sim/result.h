@@ -10,11 +10,11 @@ namespace dvfsim {
 struct KernelResult {
   std::int64_t start_ns = 0;
   std::int64_t duration_ns = 0;
-  double core_mhz = 0.0;    // time-weighted effective clocks while it ran
+  double core_mhz = 0.0;  // time-weighted effective clocks while it ran
   double memory_mhz = 0.0;
   std::int32_t requested_core_mhz = 0;  // what the policy wanted when it started
   std::int32_t requested_memory_mhz = 0;
-  double energy_j = 0.0;    // energy while it ran (stalls inside it included)
+  double energy_j = 0.0;  // energy while it ran (stalls inside it included)
 };
 
 // A stretch of constant clocks and power.
@@ -51,12 +51,12 @@ struct RunResult {
   std::vector<KernelResult> kernels;
   std::vector<Segment> segments;  // only when recording the timeline
   std::vector<SwitchRecord> switches;
-  std::int64_t clock_switches = 0;     // policy switches that landed and changed a clock
-  std::int64_t coalesced_requests = 0; // requests that replaced a pending target
+  std::int64_t clock_switches = 0;      // policy switches that landed and changed a clock
+  std::int64_t coalesced_requests = 0;  // requests that replaced a pending target
   std::int64_t switch_stall_ns = 0;
-  std::int64_t off_target_ns = 0;      // time before a wanted switch landed (cap aside)
-  std::int64_t power_capped_ns = 0;    // time the firmware cap held the core below the request
-  std::int64_t host_delay_ns = 0;      // final host shift imposed by the GPU
+  std::int64_t off_target_ns = 0;    // time before a wanted switch landed (cap aside)
+  std::int64_t power_capped_ns = 0;  // time the firmware cap held the core below the request
+  std::int64_t host_delay_ns = 0;    // final host shift imposed by the GPU
 
   double time_s() const { return static_cast<double>(end_ns - begin_ns) * 1e-9; }
 };

@@ -1,22 +1,26 @@
 #include "sim/workload.h"
 
-#include <array>
-
 #include <fmt/format.h>
+
+#include <array>
 
 #include "sim/error.h"
 
 namespace dvfsim {
 namespace {
 constexpr std::array<std::string_view, kKernelClassCount> kClassNames = {
-    "gemm",     "attention",     "elementwise", "reduction", "norm",
+    "gemm",      "attention",     "elementwise", "reduction", "norm",
     "optimizer", "communication", "memcpy",      "memset",    "other"};
 constexpr std::array<std::string_view, kPhaseCount> kPhaseNames = {"forward", "backward",
                                                                    "optimizer", "other"};
 }  // namespace
 
-std::string_view to_string(KernelClass c) { return kClassNames[static_cast<int>(c)]; }
-std::string_view to_string(Phase p) { return kPhaseNames[static_cast<int>(p)]; }
+std::string_view to_string(KernelClass c) {
+  return kClassNames[static_cast<int>(c)];
+}
+std::string_view to_string(Phase p) {
+  return kPhaseNames[static_cast<int>(p)];
+}
 std::string_view to_string(WorkSource s) {
   return s == WorkSource::shapes ? "shapes" : "fallback";
 }

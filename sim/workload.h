@@ -59,7 +59,7 @@ struct Kernel {
   std::int32_t stream = 0;
   std::int32_t device = 0;
   LaunchConfig launch;
-  std::int64_t host_launch_ns = 0;  // host time of the launch call, trace time base
+  std::int64_t host_launch_ns = 0;   // host time of the launch call, trace time base
   std::int64_t traced_start_ns = 0;  // GPU start in the trace, same time base
   KernelClass cls = KernelClass::other;
   Phase phase = Phase::other;
@@ -89,11 +89,11 @@ struct EventWait {
 
 // Where and how the trace was captured.
 struct CaptureInfo {
-  std::string device;            // device model name, e.g. "h200"
-  std::string device_name;       // as the driver named it, e.g. "NVIDIA H200"
-  std::int32_t core_mhz = 0;     // mean SM clock while the trace's work ran
+  std::string device;         // device model name, e.g. "h200"
+  std::string device_name;    // as the driver named it, e.g. "NVIDIA H200"
+  std::int32_t core_mhz = 0;  // mean SM clock while the trace's work ran
   std::int32_t memory_mhz = 0;
-  std::string clocks_source;     // where the clocks came from
+  std::string clocks_source;  // where the clocks came from
 };
 
 struct Workload {

@@ -12,13 +12,15 @@ void write(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
 }
 
-std::string run_args(const std::string& trace, const std::string& extra = "--device h200 --policy native") {
+std::string run_args(const std::string& trace,
+                     const std::string& extra = "--device h200 --policy native") {
   return "run --trace " + trace + " " + extra + " --out " + temp_dir("bad-out");
 }
 
 void expect_error(const ProcessResult& r, std::initializer_list<const char*> needles) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  for (const char* n : needles) EXPECT_NE(r.output.find(n), std::string::npos) << n << "\n" << r.output;
+  for (const char* n : needles)
+    EXPECT_NE(r.output.find(n), std::string::npos) << n << "\n" << r.output;
   EXPECT_EQ(r.output.find("internal error"), std::string::npos) << r.output;
 }
 
@@ -38,10 +40,9 @@ TEST(BadInput, InvalidJson) {
 
 TEST(BadInput, MissingField) {
   const std::string dir = temp_dir("field");
-  write(dir + "/nodur.json",
-        R"({"deviceProperties":[{"name":"NVIDIA H200"}],"traceEvents":[)"
-        R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":10.0,)"
-        R"("args":{"stream":7,"correlation":1,"device":0}}]})");
+  write(dir + "/nodur.json", R"({"deviceProperties":[{"name":"NVIDIA H200"}],"traceEvents":[)"
+                             R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":10.0,)"
+                             R"("args":{"stream":7,"correlation":1,"device":0}}]})");
   expect_error(run_dvfsim(run_args(dir + "/nodur.json")), {"nodur.json", "dur"});
 }
 
@@ -60,9 +61,10 @@ TEST(BadInput, UnknownPolicy) {
 }
 
 TEST(BadInput, UnknownPolicyParameter) {
-  expect_error(run_dvfsim(run_args(DVFSIM_SHIPPED_TRACE,
-                                   "--device h200 --policy static --set core_mhz=1200 --set corr_mhz=3")),
-               {"unknown parameter 'corr_mhz'", "core_mhz"});
+  expect_error(
+      run_dvfsim(run_args(DVFSIM_SHIPPED_TRACE,
+                          "--device h200 --policy static --set core_mhz=1200 --set corr_mhz=3")),
+      {"unknown parameter 'corr_mhz'", "core_mhz"});
 }
 
 TEST(BadInput, MissingRequiredPolicyParameter) {
@@ -71,7 +73,8 @@ TEST(BadInput, MissingRequiredPolicyParameter) {
 }
 
 TEST(BadInput, ImpossibleClock) {
-  expect_error(run_dvfsim(run_args(DVFSIM_SHIPPED_TRACE, "--device h200 --policy static --set core_mhz=1234")),
+  expect_error(run_dvfsim(run_args(DVFSIM_SHIPPED_TRACE,
+                                   "--device h200 --policy static --set core_mhz=1234")),
                {"core clock 1234 MHz is not supported", "345..1980"});
 }
 
@@ -84,8 +87,9 @@ TEST(BadInput, BadSwitchLatency) {
 TEST(BadInput, BadDeviceYaml) {
   const std::string dir = temp_dir("yaml");
   write(dir + "/gpu.yaml", "name: x\n  bad: [\n");
-  expect_error(run_dvfsim(run_args(DVFSIM_SHIPPED_TRACE, "--device " + dir + "/gpu.yaml --policy native")),
-               {"gpu.yaml"});
+  expect_error(
+      run_dvfsim(run_args(DVFSIM_SHIPPED_TRACE, "--device " + dir + "/gpu.yaml --policy native")),
+      {"gpu.yaml"});
 }
 
 TEST(BadInput, NumberWithoutSourceInDeviceFile) {
@@ -97,8 +101,9 @@ TEST(BadInput, NumberWithoutSourceInDeviceFile) {
   const auto end = yaml.find('\n', at);
   yaml.replace(at, end - at, "limit_w: {value: 700}");
   write(dir + "/h200.yaml", yaml);
-  expect_error(run_dvfsim(run_args(DVFSIM_SHIPPED_TRACE, "--device " + dir + "/h200.yaml --policy native")),
-               {"power.limit_w", "without a source"});
+  expect_error(
+      run_dvfsim(run_args(DVFSIM_SHIPPED_TRACE, "--device " + dir + "/h200.yaml --policy native")),
+      {"power.limit_w", "without a source"});
 }
 
 TEST(BadInput, UnwritableOutputDirectory) {

@@ -1,7 +1,6 @@
 // End to end: the dvfsim program on the shipped GPT-3-XL H200 trace, checked
 // against the measurement that came with it (golden numbers).
 #include <gtest/gtest.h>
-
 #include <simdjson.h>
 
 #include "hw/plan.h"
@@ -38,10 +37,10 @@ TEST_F(ShippedTrace, NativeReproducesTracedStepAndMeasuredEnergy) {
   ASSERT_EQ(result_.exit_code, 0) << result_.output;
   simdjson::dom::parser parser;
   simdjson::dom::element s = parser.load(dir_ + "/summary.json");
-  for (const char* key : {"trace", "device", "policy", "oracle", "time_s", "energy_j", "avg_power_w",
-                          "iterations", "time_per_iteration_s", "energy_per_iteration_j",
-                          "clock_switches", "switch_stall_s", "baseline", "energy_saving_pct",
-                          "slowdown_pct"})
+  for (const char* key :
+       {"trace", "device", "policy", "oracle", "time_s", "energy_j", "avg_power_w", "iterations",
+        "time_per_iteration_s", "energy_per_iteration_j", "clock_switches", "switch_stall_s",
+        "baseline", "energy_saving_pct", "slowdown_pct"})
     EXPECT_EQ(s[key].error(), simdjson::SUCCESS) << key;
   EXPECT_EQ(int64_t(s["iterations"]), 2);
   const double t = double(s["time_per_iteration_s"]);
@@ -71,7 +70,8 @@ TEST_F(ShippedTrace, SameInputsGiveByteIdenticalOutputs) {
   const auto r = run_dvfsim(std::string("run --trace ") + DVFSIM_SHIPPED_TRACE +
                             " --device h200 --policy native --out " + again);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  for (const char* f : {"summary.json", "kernels.csv", "timeline.csv", "clock_switches.csv", "trace.json"})
+  for (const char* f :
+       {"summary.json", "kernels.csv", "timeline.csv", "clock_switches.csv", "trace.json"})
     EXPECT_EQ(read_text(dir_ + "/" + f), read_text(again + "/" + f)) << f;
 }
 

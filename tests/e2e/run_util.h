@@ -1,13 +1,14 @@
 #pragma once
 // Runs the dvfsim program and captures its exit code and output.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace dvfsim::testing {
 

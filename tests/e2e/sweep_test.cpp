@@ -1,7 +1,6 @@
 // End to end: `dvfsim sweep` on the shipped trace — the product, results.csv,
 // resuming, the undeclared-parameter rule, failing runs and bad experiment files.
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -42,12 +41,15 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-void spit(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+void spit(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
 
 std::string scratch(const std::string& name) {
   const char* base = std::getenv("TMPDIR");
-  const std::filesystem::path dir = std::filesystem::path(base && *base ? base : "/tmp") /
-                                    ("dvfsim-sweep-test-" + name + "-" + std::to_string(::getpid()));
+  const std::filesystem::path dir =
+      std::filesystem::path(base && *base ? base : "/tmp") /
+      ("dvfsim-sweep-test-" + name + "-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();
@@ -93,17 +95,21 @@ Csv parse_csv(const std::string& text) {
   csv.header = lines[0];
   for (std::size_t r = 1; r < lines.size(); ++r) {
     std::map<std::string, std::string> row;
-    for (std::size_t c = 0; c < csv.header.size() && c < lines[r].size(); ++c) row[csv.header[c]] = lines[r][c];
-    EXPECT_EQ(lines[r].size(), csv.header.size()) << "row " << r << " has a different number of fields";
+    for (std::size_t c = 0; c < csv.header.size() && c < lines[r].size(); ++c)
+      row[csv.header[c]] = lines[r][c];
+    EXPECT_EQ(lines[r].size(), csv.header.size())
+        << "row " << r << " has a different number of fields";
     csv.rows.push_back(std::move(row));
   }
   return csv;
 }
 
-std::string tiny_experiment(const std::string& extra_policy_lines = "", const std::string& set = "") {
-  return std::string("name: tiny\n"
-                     "description: two policies x two latencies on the H200\n"
-                     "traces: [\"") +
+std::string tiny_experiment(const std::string& extra_policy_lines = "",
+                            const std::string& set = "") {
+  return std::string(
+             "name: tiny\n"
+             "description: two policies x two latencies on the H200\n"
+             "traces: [\"") +
          DVFSIM_SHIPPED_TRACE +
          "\"]\n"
          "devices: [h200]\n"
@@ -122,11 +128,31 @@ TEST(Sweep, TinyProductWritesResultsAndResumes) {
   const std::string text = slurp(dir + "/out/results.csv");
   const Csv csv = parse_csv(text);
   ASSERT_EQ(csv.rows.size(), 4u) << text;
-  for (const char* col : {"device", "policy", "switch_latency_us", "energy_saving_pct", "slowdown_pct", "trace",
-                          "oracle", "max_slowdown", "objective", "aggregation", "time_s", "energy_j",
-                          "avg_power_w", "iterations", "time_per_iteration_s", "energy_per_iteration_j",
-                          "clock_switches", "switch_stall_s", "off_target_s", "power_capped_s", "baseline_policy",
-                          "baseline_time_s", "baseline_energy_j", "run_dir", "error"})
+  for (const char* col : {"device",
+                          "policy",
+                          "switch_latency_us",
+                          "energy_saving_pct",
+                          "slowdown_pct",
+                          "trace",
+                          "oracle",
+                          "max_slowdown",
+                          "objective",
+                          "aggregation",
+                          "time_s",
+                          "energy_j",
+                          "avg_power_w",
+                          "iterations",
+                          "time_per_iteration_s",
+                          "energy_per_iteration_j",
+                          "clock_switches",
+                          "switch_stall_s",
+                          "off_target_s",
+                          "power_capped_s",
+                          "baseline_policy",
+                          "baseline_time_s",
+                          "baseline_energy_j",
+                          "run_dir",
+                          "error"})
     EXPECT_NE(std::find(csv.header.begin(), csv.header.end(), col), csv.header.end()) << col;
 
   std::map<std::string, int> per_policy;
@@ -135,10 +161,12 @@ TEST(Sweep, TinyProductWritesResultsAndResumes) {
     EXPECT_EQ(r.at("device"), "h200");
     EXPECT_EQ(r.at("baseline_policy"), "native");
     EXPECT_EQ(r.at("seed"), "7");
-    EXPECT_TRUE(r.at("switch_latency_us") == "1" || r.at("switch_latency_us") == "1000") << r.at("switch_latency_us");
+    EXPECT_TRUE(r.at("switch_latency_us") == "1" || r.at("switch_latency_us") == "1000")
+        << r.at("switch_latency_us");
     EXPECT_FALSE(r.at("energy_saving_pct").empty());
     EXPECT_GT(std::stod(r.at("energy_j")), 0.0);
-    EXPECT_TRUE(std::filesystem::exists(dir + "/out/" + r.at("run_dir") + "/summary.json")) << r.at("run_dir");
+    EXPECT_TRUE(std::filesystem::exists(dir + "/out/" + r.at("run_dir") + "/summary.json"))
+        << r.at("run_dir");
     EXPECT_TRUE(std::filesystem::exists(dir + "/out/" + r.at("run_dir") + "/kernels.csv"));
     ++per_policy[r.at("policy")];
   }
@@ -224,11 +252,14 @@ TEST(Sweep, BadExperimentFileNamesTheFileAndTheField) {
   const std::vector<Case> cases = {
       {unknown_key, "polices"},
       {tiny_experiment("", "  max_slowdonw: [1]\n"), "max_slowdonw"},
-      {std::string("traces: [\"") + DVFSIM_SHIPPED_TRACE + "\"]\ndevices: []\npolicies: [max]\n", "devices"},
-      {std::string("traces: [\"") + DVFSIM_SHIPPED_TRACE + "\"]\ndevices: [h200]\npolicies: [max]\n"
-                                                          "set: {switch_latency_us: []}\n",
+      {std::string("traces: [\"") + DVFSIM_SHIPPED_TRACE + "\"]\ndevices: []\npolicies: [max]\n",
+       "devices"},
+      {std::string("traces: [\"") + DVFSIM_SHIPPED_TRACE +
+           "\"]\ndevices: [h200]\npolicies: [max]\n"
+           "set: {switch_latency_us: []}\n",
        "switch_latency_us"},
-      {std::string("traces: [\"") + DVFSIM_SHIPPED_TRACE + "\"]\ndevices: [h200]\npolicies: [no-such-policy]\n",
+      {std::string("traces: [\"") + DVFSIM_SHIPPED_TRACE +
+           "\"]\ndevices: [h200]\npolicies: [no-such-policy]\n",
        "policies[0]"},
       {"traces: [no/such/trace.json]\ndevices: [h200]\npolicies: [max]\n", "traces[0]"},
       {"traces: [x\n", ""},  // not YAML at all
@@ -239,7 +270,8 @@ TEST(Sweep, BadExperimentFileNamesTheFileAndTheField) {
     const Exec r = dvfsim("sweep " + file + " --out " + dir + "/out" + std::to_string(i));
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_NE(r.output.find(file), std::string::npos) << "no file name in: " << r.output;
-    EXPECT_NE(r.output.find(cases[i].field), std::string::npos) << "no field '" << cases[i].field << "' in: " << r.output;
+    EXPECT_NE(r.output.find(cases[i].field), std::string::npos)
+        << "no field '" << cases[i].field << "' in: " << r.output;
     EXPECT_FALSE(std::filesystem::exists(dir + "/out" + std::to_string(i) + "/results.csv"));
   }
 }

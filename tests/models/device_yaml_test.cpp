@@ -1,9 +1,10 @@
+#include "models/device_yaml.h"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
 
-#include "models/device_yaml.h"
 #include "sim/error.h"
 
 namespace dvfsim {
@@ -58,13 +59,15 @@ TEST(DeviceYaml, VoltageCurveIsMonotoneAndInterpolates) {
 }
 
 TEST(DeviceYaml, NumberWithoutSourceIsRejectedNamingTheField) {
-  const std::string e = error_of(replace(h200_text(), "sm_count: {value: 132, source:", "sm_count: {value: 132, note:"));
+  const std::string e = error_of(
+      replace(h200_text(), "sm_count: {value: 132, source:", "sm_count: {value: 132, note:"));
   EXPECT_NE(e.find("compute.sm_count"), std::string::npos) << e;
   EXPECT_NE(e.find("without a source"), std::string::npos) << e;
 }
 
 TEST(DeviceYaml, SourceMustSayWhatKindItIs) {
-  const std::string e = error_of(replace(h200_text(), "source: \"measured: NVML power limit", "source: \"trust me"));
+  const std::string e =
+      error_of(replace(h200_text(), "source: \"measured: NVML power limit", "source: \"trust me"));
   EXPECT_NE(e.find("power.limit_w.source"), std::string::npos) << e;
 }
 
@@ -74,13 +77,15 @@ TEST(DeviceYaml, NonMonotoneVoltageCurveIsRejected) {
 }
 
 TEST(DeviceYaml, UnknownKeyIsRejectedWithTheValidOnes) {
-  const std::string e = error_of(replace(h200_text(), "  limit_w:", "  limt_w: {value: 1, source: \"assumption: x\"}\n  limit_w:"));
+  const std::string e = error_of(replace(
+      h200_text(), "  limit_w:", "  limt_w: {value: 1, source: \"assumption: x\"}\n  limit_w:"));
   EXPECT_NE(e.find("power.limt_w"), std::string::npos) << e;
   EXPECT_NE(e.find("limit_w"), std::string::npos) << e;
 }
 
 TEST(DeviceYaml, DefaultClocksMustBeSupported) {
-  const std::string e = error_of(replace(h200_text(), "default: {core_mhz: 1980", "default: {core_mhz: 1990"));
+  const std::string e =
+      error_of(replace(h200_text(), "default: {core_mhz: 1980", "default: {core_mhz: 1990"));
   EXPECT_NE(e.find("clocks.default"), std::string::npos) << e;
   EXPECT_NE(e.find("1990"), std::string::npos) << e;
 }

@@ -17,7 +17,8 @@ namespace dvfsim {
 namespace {
 
 const Device& h200() {
-  static const Device d = load_device(std::string(DVFSIM_SOURCE_DIR) + "/models/devices/h200.yaml").device;
+  static const Device d =
+      load_device(std::string(DVFSIM_SOURCE_DIR) + "/models/devices/h200.yaml").device;
   return d;
 }
 
@@ -33,7 +34,8 @@ std::int32_t settle(const Utilisation& u, const Device& d, const PowerModel& p) 
 TEST(H200Model, ContextIdleIs121WattAt1980) {
   CmosPower p(h200());
   EXPECT_NEAR(p.power_w({}, make_clocks(h200(), 1980, 3201)), 121.0, 0.05 * 121.0);
-  EXPECT_NEAR(p.deep_idle_w(), 79.3, 0.05 * 79.3);  // 77 W in the trace README, 79.3 W in the calibration run
+  EXPECT_NEAR(p.deep_idle_w(), 79.3,
+              0.05 * 79.3);  // 77 W in the trace README, 79.3 W in the calibration run
 }
 
 TEST(H200Model, GemmIsHeldByTheCapNear1450MHzAnd691Watt) {
@@ -98,7 +100,9 @@ TEST(RooflineOverlap, CaptureDeviceReproducesMeasuredDurationsAtCaptureClocks) {
   const auto costs = lat.prepare(w, d, d);
   const Clocks c0 = make_clocks(d, 1710, 3201);
   for (std::size_t i = 0; i < costs.size(); ++i)
-    EXPECT_NEAR(lat.duration_ns(costs[i], c0), static_cast<double>(w.kernels[i].work.duration_ns), 1.0) << i;
+    EXPECT_NEAR(lat.duration_ns(costs[i], c0), static_cast<double>(w.kernels[i].work.duration_ns),
+                1.0)
+        << i;
   // Compute-bound: half the core clock, about twice the time.
   const Clocks slow = make_clocks(d, 855, 3201);
   EXPECT_NEAR(lat.duration_ns(costs[0], slow) / 100'000.0, 2.0, 0.1);
@@ -125,7 +129,8 @@ TEST(H200Model, ReproducesTheStoredMicrobenchmarks) {
     if (r.cls == "mixed" || r.cls == "deep_idle") continue;  // not fitted (docs/calibration.md)
     const double pred = predict_row_power_w(h200(), h200().power, r);
     const double err = 100.0 * (pred - r.mean_power_w) / r.mean_power_w;
-    EXPECT_LT(std::abs(err), 8.0) << r.name << ": model " << pred << " W, measured " << r.mean_power_w;
+    EXPECT_LT(std::abs(err), 8.0) << r.name << ": model " << pred << " W, measured "
+                                  << r.mean_power_w;
     sq += err * err;
     ++n;
   }
@@ -136,7 +141,8 @@ TEST(Calibrate, RefittingTheStoredCsvGivesTheShippedCoefficients) {
   const auto rows = read_calibration_csv(std::string(DVFSIM_SOURCE_DIR) +
                                          "/models/calibration/h200/measurements.csv");
   const CalibrationFit fit = fit_power(h200(), rows);
-  EXPECT_NEAR(fit.power.compute_w_per_v2ghz, h200().power.compute_w_per_v2ghz, 1e-3 * h200().power.compute_w_per_v2ghz);
+  EXPECT_NEAR(fit.power.compute_w_per_v2ghz, h200().power.compute_w_per_v2ghz,
+              1e-3 * h200().power.compute_w_per_v2ghz);
   EXPECT_NEAR(fit.power.memory_active_w_per_ghz, h200().power.memory_active_w_per_ghz,
               1e-3 * h200().power.memory_active_w_per_ghz);
   EXPECT_NEAR(fit.idle_scale, 1.0, 1e-3);

@@ -24,7 +24,9 @@ namespace {
 
 const std::string kDeviceDir = std::string(DVFSIM_SOURCE_DIR) + "/models/devices/";
 
-Device shipped(const std::string& name) { return load_device_file(kDeviceDir + name + ".yaml").device; }
+Device shipped(const std::string& name) {
+  return load_device_file(kDeviceDir + name + ".yaml").device;
+}
 
 // A workload captured on the H200 at 1980/3201 MHz: one 8192^3 bf16 GEMM at 98 %
 // of the H200's tensor peak and one 4 GB (read + write) device copy at 88 % of
@@ -74,8 +76,8 @@ TEST(Retarget, SameDeviceReproducesTheMeasuredDurations) {
   const auto costs = model.prepare(t.w, h200, h200);
   const Clocks c = make_clocks(h200, 1980, 3201);
   for (std::size_t i = 0; i < costs.size(); ++i)
-    EXPECT_NEAR(model.duration_ns(costs[i], c), static_cast<double>(t.w.kernels[i].work.duration_ns),
-                1.0)
+    EXPECT_NEAR(model.duration_ns(costs[i], c),
+                static_cast<double>(t.w.kernels[i].work.duration_ns), 1.0)
         << i;
 }
 
@@ -138,8 +140,10 @@ TEST(Retarget, EveryShippedDeviceRetargetsBothKernelsNearItsPeaks) {
     const RooflineOverlap model(d);
     const auto costs = model.prepare(t.w, h200, d);
     const Clocks top = make_clocks(d, d.max_core_mhz(), d.max_memory_mhz());
-    const double gemm = model.duration_ns(costs[0], top) / (t.gemm_flops / d.tensor_flops_per_s(top.core_mhz) * 1e9);
-    const double copy = model.duration_ns(costs[1], top) / (t.copy_bytes / d.dram_bytes_per_s(top.memory_mhz) * 1e9);
+    const double gemm = model.duration_ns(costs[0], top) /
+                        (t.gemm_flops / d.tensor_flops_per_s(top.core_mhz) * 1e9);
+    const double copy = model.duration_ns(costs[1], top) /
+                        (t.copy_bytes / d.dram_bytes_per_s(top.memory_mhz) * 1e9);
     EXPECT_GE(gemm, 1.0);
     EXPECT_LT(gemm, 1.2);
     EXPECT_GE(copy, 1.0);

@@ -57,7 +57,8 @@ class ShippedTrace : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     if (!std::filesystem::exists(DVFSIM_SHIPPED_TRACE)) GTEST_SKIP() << "no shipped trace";
-    const std::string dev = std::string(DVFSIM_SOURCE_DIR) + "/models/devices/" + GetParam() + ".yaml";
+    const std::string dev =
+        std::string(DVFSIM_SOURCE_DIR) + "/models/devices/" + GetParam() + ".yaml";
     if (!std::filesystem::exists(dev)) GTEST_SKIP() << "no device model " << GetParam();
   }
 };
@@ -131,4 +132,3 @@ INSTANTIATE_TEST_SUITE_P(Devices, ShippedTrace, ::testing::Values("h200", "rtx30
 
 }  // namespace
 }  // namespace dvfsim
-

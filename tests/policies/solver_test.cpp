@@ -20,8 +20,8 @@ Tables hand_tables(const std::vector<std::vector<std::pair<double, double>>>& ro
   const std::size_t P = rows.front().size();
   t.grid.mem_begin = {0, static_cast<std::uint32_t>(P)};
   for (std::size_t p = 0; p < P; ++p)
-    t.grid.pairs.push_back(Clocks{static_cast<std::int32_t>(1000 + p), 1000,
-                                  static_cast<std::int16_t>(p), 0});
+    t.grid.pairs.push_back(
+        Clocks{static_cast<std::int32_t>(1000 + p), 1000, static_cast<std::int16_t>(p), 0});
   t.items = rows.size();
   t.pairs = P;
   for (const auto& r : rows)
@@ -114,7 +114,8 @@ TEST(Solver, PrimalBetweenDualBoundAndBruteForceOnRandomInstances) {
     for (int code = 0; code < 1024; ++code) {
       double T = 0, E = 0;
       int c = code;
-      for (int i = 0; i < items; ++i, c /= pairs) T += rows[i][c % pairs].first, E += rows[i][c % pairs].second;
+      for (int i = 0; i < items; ++i, c /= pairs)
+        T += rows[i][c % pairs].first, E += rows[i][c % pairs].second;
       if (T <= budget) best = std::min(best, E);
     }
     const Solution s = solve_budget(t, lower_hulls(t), budget);
@@ -142,7 +143,7 @@ TEST(Tables, EnergyIncludesIdlePowerOfTheGap) {
   const Device d = testing::toy_device();
   std::vector<ItemSpec> k(1);
   k[0].cost.compute_ns_mhz = 10e6 * 2000.0;  // 10 ms at 2000 MHz
-  k[0].gap_ns = 5e6;                          // then 5 ms idle at 100 W
+  k[0].gap_ns = 5e6;                         // then 5 ms idle at 100 W
   const Tables t = build_tables(d, lat, pow, k, default_table_options(d));
   const int fast = t.grid.find(2000, 1000), slow = t.grid.find(1000, 1000);
   EXPECT_DOUBLE_EQ(t.t(0, static_cast<std::size_t>(fast)), 10e6);
@@ -153,7 +154,8 @@ TEST(Tables, EnergyIncludesIdlePowerOfTheGap) {
 
 TEST(Objective, ParsesAndRejects) {
   const PolicyInfo& info = find_policy("kernel-oracle");
-  const Objective o = parse_objective(resolve_params(info, {{"objective", "edp"}}), "kernel-oracle");
+  const Objective o =
+      parse_objective(resolve_params(info, {{"objective", "edp"}}), "kernel-oracle");
   EXPECT_EQ(o.kind, ObjectiveKind::edp);
   EXPECT_THROW(parse_objective(resolve_params(info, {{"objective", "speed"}}), "x"), InputError);
   EXPECT_THROW(parse_objective(resolve_params(info, {{"max_slowdown", "-1"}}), "x"), InputError);

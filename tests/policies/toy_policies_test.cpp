@@ -25,8 +25,10 @@ class TwoDomainLatency final : public LatencyModel {
     std::vector<KernelCost> out(w.kernels.size());
     for (std::size_t i = 0; i < w.kernels.size(); ++i) {
       const double d = static_cast<double>(w.kernels[i].work.duration_ns);
-      if (w.kernels[i].cls == KernelClass::gemm) out[i].compute_ns_mhz = d * 2000.0;
-      else out[i].memory_ns_mhz = d * 1000.0;
+      if (w.kernels[i].cls == KernelClass::gemm)
+        out[i].compute_ns_mhz = d * 2000.0;
+      else
+        out[i].memory_ns_mhz = d * 1000.0;
     }
     return out;
   }
@@ -41,7 +43,8 @@ class TwoDomainLatency final : public LatencyModel {
 class TwoDomainPower final : public PowerModel {
  public:
   double power_w(const Utilisation& u, const Clocks& c) const override {
-    return 50.0 + u.busy * (c.core_mhz == 2000 ? 150.0 : 40.0) + (c.memory_mhz == 1000 ? 20.0 : 5.0);
+    return 50.0 + u.busy * (c.core_mhz == 2000 ? 150.0 : 40.0) +
+           (c.memory_mhz == 1000 ? 20.0 : 5.0);
   }
   double deep_idle_w() const override { return 10.0; }
 };
@@ -126,7 +129,9 @@ struct Rig {
   }
 };
 
-double iteration_energy(const RunResult& r, int it) { return r.iteration_energy_j[static_cast<std::size_t>(it)]; }
+double iteration_energy(const RunResult& r, int it) {
+  return r.iteration_energy_j[static_cast<std::size_t>(it)];
+}
 
 TEST(ToyPolicies, BaselineIsHandComputed) {
   Rig rig(1);

@@ -1,7 +1,8 @@
+#include "sim/graph.h"
+
 #include <gtest/gtest.h>
 
 #include "sim/error.h"
-#include "sim/graph.h"
 #include "tests/sim/fixtures.h"
 
 namespace dvfsim::testing {
@@ -9,7 +10,7 @@ namespace {
 
 TEST(DependencyGraph, StreamOrderEventWaitsAndCriticalPath) {
   Workload w = toy_workload({1.0, 2.0, 3.0});
-  w.kernels[1].stream = 1;  // kernel 1 on its own stream
+  w.kernels[1].stream = 1;          // kernel 1 on its own stream
   w.event_waits.push_back({2, 1});  // kernel 2 waits for kernel 1
   const auto g = build_dependency_graph(w);
   EXPECT_EQ(boost::num_edges(g), 2u);  // 0->2 (stream 0), 1->2 (event)
