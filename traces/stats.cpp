@@ -72,8 +72,13 @@ void print_stats(const TraceStats& s, std::ostream& out) {
   };
   fmt::print(out, "capture device   {} ({})\n", s.capture.device.empty() ? "?" : s.capture.device,
              s.capture.device_name.empty() ? "unknown" : s.capture.device_name);
-  fmt::print(out, "capture clocks   {} MHz SM, {} MHz memory ({})\n", s.capture.core_mhz,
-             s.capture.memory_mhz, s.capture.clocks_source);
+  auto clock = [](std::int32_t mhz) {
+    return mhz > 0 ? fmt::format("{} MHz", mhz) : std::string("unknown (device default)");
+  };
+  fmt::print(out, "capture clocks   SM {}, memory {} ({})\n", clock(s.capture.core_mhz),
+             clock(s.capture.memory_mhz),
+             s.capture.clocks_source.empty() ? "no clock record beside the trace"
+                                             : s.capture.clocks_source);
   fmt::print(out, "activities       {} on {} stream(s); {} sync points, {} event waits\n",
              s.activities, s.streams, s.syncs, s.event_waits);
   fmt::print(out, "GPU time         {:.3f} ms total; {:.1f} TFLOP, {:.2f} GB DRAM\n",
@@ -88,6 +93,18 @@ void print_stats(const TraceStats& s, std::ostream& out) {
     fmt::print(out, "{:>9} {:>8} {:>8} {:>8} {:>12.3f} {:>12.3f} {:>10.2f} {:>10.2f}\n", i,
                it.kernels, it.memsets, it.memcpys, ms(it.gpu_time_ns), ms(it.step_time_ns),
                it.flops * 1e-12, it.dram_bytes * 1e-9);
+  }
+  std::int64_t busy = 0, steps = 0;
+  for (const IterationStats& it : s.per_iteration) {
+    busy += it.gpu_time_ns;
+    steps += it.step_time_ns;
+  }
+  if (steps > 0) {
+    const double busy_pct = 100.0 * static_cast<double>(busy) / static_cast<double>(steps);
+    fmt::print(out, "GPU busy {:.1f} % of the traced step time{}\n", busy_pct,
+               busy_pct < 50.0 ? ": launch-bound; host gaps dominate, and a profiler inflates them "
+                                 "(docs/validation.md)"
+                               : "");
   }
 
   fmt::print(out, "\n{:<14} {:>8} {:>12} {:>8}\n", "class", "count", "gpu_ms", "share_%");

@@ -84,6 +84,18 @@ TEST(EndToEnd, TraceInfoReportsIterationsKernelsAndShapesCoverage) {
   EXPECT_NE(r.output.find("work from shapes"), std::string::npos);
 }
 
+TEST(EndToEnd, TraceInfoFlagsALaunchBoundTrace) {
+  // GPT-3 medium, batch 1: 11.4 ms of GPU work in 112-135 ms traced steps.
+  const auto launch_bound = run_dvfsim(std::string("trace info ") + DVFSIM_SOURCE_DIR +
+                                       "/validation/h200/gpt3medium_train_b1_t512.kineto.json.gz");
+  ASSERT_EQ(launch_bound.exit_code, 0) << launch_bound.output;
+  EXPECT_NE(launch_bound.output.find("GPU busy 9.2 %"), std::string::npos) << launch_bound.output;
+  EXPECT_NE(launch_bound.output.find("launch-bound"), std::string::npos);
+  const auto gpu_bound = run_dvfsim(std::string("trace info ") + DVFSIM_SHIPPED_TRACE);
+  EXPECT_NE(gpu_bound.output.find("GPU busy 97."), std::string::npos) << gpu_bound.output;
+  EXPECT_EQ(gpu_bound.output.find("launch-bound"), std::string::npos);
+}
+
 TEST(EndToEnd, StaticPolicyAtLowerClockSavesEnergyAndWritesItsClockPlan) {
   const std::string dir = temp_dir("static");
   const auto r = run_dvfsim(std::string("run --trace ") + DVFSIM_SHIPPED_TRACE +
