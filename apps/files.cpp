@@ -11,25 +11,6 @@
 
 namespace dvfsim {
 
-void write_file_atomic(const std::string& path, std::string_view content) {
-  const std::filesystem::path target(path);
-  const auto tmp = target.parent_path() / fmt::format(".{}.tmp.{}", target.filename().string(),
-                                                      static_cast<long>(getpid()));
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(fmt::format("{}: cannot write", tmp.string()));
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    out.flush();
-    if (!out) throw InputError(fmt::format("{}: write failed (disk full?)", tmp.string()));
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, target, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw InputError(fmt::format("{}: cannot move the finished file into place", path));
-  }
-}
-
 void make_output_dir(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

@@ -3,9 +3,10 @@
 #include <string>
 #include <string_view>
 
+#include "sim/files.h"  // write_file_atomic, read_file
+
 namespace dvfsim {
 
-void write_file_atomic(const std::string& path, std::string_view content);
 // Creates the directory (and parents); InputError when impossible.
 void make_output_dir(const std::string& dir);
 // CSV field quoting: quotes fields with commas, quotes or newlines.

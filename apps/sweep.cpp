@@ -481,7 +481,8 @@ Row summary_row(const std::string& summary_text, std::set<std::string>& param_ke
   return row;
 }
 
-std::string read_file(const fs::path& p) {
+// The file, or "" when it does not exist (a run not done yet).
+std::string read_file_or_empty(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   if (!in) return {};
   std::ostringstream ss;
@@ -563,7 +564,7 @@ int run_sweep(const std::string& experiment_path, const SweepOptions& opts) {
     std::error_code ec;
     if (!fs::is_regular_file(dir / "summary.json", ec)) return false;
     if (opts.full_outputs && !fs::is_regular_file(dir / "trace.json", ec)) return false;
-    return read_file(dir / "sweep_key.json") == config_key(p);
+    return read_file_or_empty(dir / "sweep_key.json") == config_key(p);
   };
 
   if (opts.dry_run) {
@@ -585,7 +586,8 @@ int run_sweep(const std::string& experiment_path, const SweepOptions& opts) {
   for (std::size_t i = 0; i < points.size(); ++i) {
     if (complete(points[i])) {
       try {
-        rows[i] = summary_row(read_file(runs_dir / points[i].id / "summary.json"), params_seen[i]);
+        rows[i] = summary_row(read_file_or_empty(runs_dir / points[i].id / "summary.json"),
+                              params_seen[i]);
         ++prog.skipped;
         ++prog.done;
         continue;

@@ -61,9 +61,9 @@ int run_measure(const MeasureOptions& options) {
   std::vector<EnergyEstimate> estimates = estimate_all(run, sampler.series());
 
   std::string dir = options.out_dir;
-  write_file_atomically(dir + "/samples.csv", format_samples_csv(run, sampler.series()));
-  write_file_atomically(dir + "/measurement.json",
-                        format_measurement_json(run, sampler.series(), estimates));
+  write_file_atomic(dir + "/samples.csv", format_samples_csv(run, sampler.series()));
+  write_file_atomic(dir + "/measurement.json",
+                    format_measurement_json(run, sampler.series(), estimates));
 
   double energy_j = 0;
   double uncertainty_j = 0;

@@ -1,16 +1,10 @@
 #pragma once
-// Small file helpers shared by the hw commands.
+// Small JSON helpers shared by the hw commands (files: sim/files.h).
 #include <string>
 
+#include "sim/files.h"  // write_file_atomic, read_file
+
 namespace dvfsim::hw {
-
-// Writes `content` to `path` atomically: a temporary file in the same directory is
-// written, flushed to disk and renamed over `path`. Throws std::runtime_error naming
-// the path and the system error.
-void write_file_atomically(const std::string& path, const std::string& content);
-
-// The whole file; throws std::runtime_error naming the path if it cannot be read.
-std::string read_file(const std::string& path);
 
 // `text` as a JSON string literal, quotes included.
 std::string json_string(const std::string& text);

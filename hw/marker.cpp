@@ -119,7 +119,7 @@ std::optional<Marker> parse_marker(const std::string& text) {
 }
 
 void write_marker(const Marker& marker, const std::string& path) {
-  write_file_atomically(path, format_marker(marker));
+  write_file_atomic(path, format_marker(marker));
 }
 
 void remove_marker(const std::string& path) {

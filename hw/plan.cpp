@@ -251,7 +251,7 @@ std::string format_clock_plan(const ClockPlan& plan) {
 
 void write_clock_plan(const ClockPlan& plan, const std::string& path) {
   validate_clock_plan(plan, path);
-  write_file_atomically(path, format_clock_plan(plan));
+  write_file_atomic(path, format_clock_plan(plan));
 }
 
 }  // namespace dvfsim::hw

@@ -1,7 +1,6 @@
 #include "traces/gzip_io.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include <cerrno>
@@ -10,6 +9,7 @@
 #include <memory>
 
 #include "sim/error.h"
+#include "sim/files.h"
 
 namespace dvfsim::traces {
 namespace {
@@ -122,23 +122,7 @@ void write_file_atomic(const std::string& path, std::string_view data, bool gzip
     compressed = deflate_gzip(path, data);
     data = compressed;
   }
-  const std::string tmp = fmt::format("{}.tmp.{}", path, static_cast<long>(::getpid()));
-  {
-    File f(std::fopen(tmp.c_str(), "wb"));
-    if (!f) throw InputError(fmt::format("{}: cannot create: {}", tmp, std::strerror(errno)));
-    const bool ok = std::fwrite(data.data(), 1, data.size(), f.get()) == data.size() &&
-                    std::fflush(f.get()) == 0;
-    if (!ok) {
-      f.reset();
-      std::remove(tmp.c_str());
-      throw InputError(fmt::format("{}: write failed", tmp));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string err = std::strerror(errno);
-    std::remove(tmp.c_str());
-    throw InputError(fmt::format("{}: cannot rename into place: {}", path, err));
-  }
+  dvfsim::write_file_atomic(path, data);
 }
 
 }  // namespace dvfsim::traces
