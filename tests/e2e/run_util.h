@@ -30,7 +30,7 @@ inline ProcessResult run_dvfsim(const std::string& args) {
 }
 
 inline std::string read_text(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();

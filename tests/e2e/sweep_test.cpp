@@ -15,30 +15,18 @@
 #include <string>
 #include <vector>
 
+#include "tests/e2e/run_util.h"
+
 namespace {
 
-struct Exec {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
+using dvfsim::testing::ProcessResult;
+using Exec = ProcessResult;
 
 Exec dvfsim(const std::string& args) {
-  const std::string cmd = std::string(DVFSIM_EXE) + " " + args + " 2>&1";
-  Exec r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  while (fgets(buf.data(), static_cast<int>(buf.size()), p)) r.output += buf.data();
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
+  return dvfsim::testing::run_dvfsim(args);
 }
-
 std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return dvfsim::testing::read_text(path);
 }
 
 void spit(const std::string& path, const std::string& text) {
@@ -46,13 +34,7 @@ void spit(const std::string& path, const std::string& text) {
 }
 
 std::string scratch(const std::string& name) {
-  const char* base = std::getenv("TMPDIR");
-  const std::filesystem::path dir =
-      std::filesystem::path(base && *base ? base : "/tmp") /
-      ("dvfsim-sweep-test-" + name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir.string();
+  return dvfsim::testing::temp_dir("sweep-" + name);
 }
 
 // A CSV table: header and rows as maps (quoted fields understood).
