@@ -18,28 +18,15 @@
 namespace dvfsim {
 namespace {
 
-class KernelPredictive final : public Policy {
+class KernelPredictive final : public plan::LearnThenFollow {
  public:
   explicit KernelPredictive(const Params& p)
       : objective_(parse_objective(p, "kernel-predictive")),
         memory_(plan::parse_memory_mode(p, "kernel-predictive")),
         early_(p.integer("early") != 0) {}
 
-  void on_kernel_start(PolicyContext& ctx, std::uint32_t kernel) override {
-    learner_.on_start(ctx, kernel);
-    if (learner_.just_learned()) make_plan(ctx);
-    if (switcher_.active()) switcher_.on_start(ctx, learner_.position());
-  }
-  void on_kernel_end(PolicyContext& ctx, std::uint32_t kernel) override {
-    learner_.on_end(ctx, kernel);
-    if (switcher_.active()) switcher_.on_end(ctx);
-  }
-  void on_timer(PolicyContext& ctx) override {
-    if (switcher_.active()) switcher_.on_timer(ctx);
-  }
-
  private:
-  void make_plan(PolicyContext& ctx) {
+  void make_plan(PolicyContext& ctx) override {
     const auto& seq = learner_.sequence();
     const Device& d = ctx.device();
     plan::KernelPlanInput in;
@@ -71,8 +58,6 @@ class KernelPredictive final : public Policy {
   Objective objective_;
   plan::MemoryMode memory_;
   bool early_;
-  plan::SequenceLearner learner_;
-  plan::Switcher switcher_;
 };
 
 std::vector<ParamSpec> params() {

@@ -173,7 +173,7 @@ struct Dp {
   }
 };
 
-class LatencyAware final : public Policy {
+class LatencyAware final : public plan::LearnThenFollow {
  public:
   explicit LatencyAware(const Params& p)
       : objective_(parse_objective(p, "latency-aware")),
@@ -184,21 +184,8 @@ class LatencyAware final : public Policy {
           fmt::format("policy latency-aware: margin_pct={} must be in [0, 100)", margin_pct_));
   }
 
-  void on_kernel_start(PolicyContext& ctx, std::uint32_t kernel) override {
-    learner_.on_start(ctx, kernel);
-    if (learner_.just_learned()) make_plan(ctx);
-    if (switcher_.active()) switcher_.on_start(ctx, learner_.position());
-  }
-  void on_kernel_end(PolicyContext& ctx, std::uint32_t kernel) override {
-    learner_.on_end(ctx, kernel);
-    if (switcher_.active()) switcher_.on_end(ctx);
-  }
-  void on_timer(PolicyContext& ctx) override {
-    if (switcher_.active()) switcher_.on_timer(ctx);
-  }
-
  private:
-  void make_plan(PolicyContext& ctx) {
+  void make_plan(PolicyContext& ctx) override {
     const auto started = std::chrono::steady_clock::now();
     const auto& seq = learner_.sequence();
     const Device& d = ctx.device();
@@ -383,8 +370,6 @@ class LatencyAware final : public Policy {
   Objective objective_;
   int max_candidates_;
   double margin_pct_;
-  plan::SequenceLearner learner_;
-  plan::Switcher switcher_;
 };
 
 std::vector<ParamSpec> params() {
