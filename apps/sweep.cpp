@@ -25,6 +25,7 @@
 #include "apps/outputs.h"
 #include "apps/runner.h"
 #include "models/device_yaml.h"
+#include "policies/plan.h"
 #include "policies/registry.h"
 #include "sim/error.h"
 
@@ -641,6 +642,7 @@ int run_sweep(const std::string& experiment_path, const SweepOptions& opts) {
   std::atomic<std::size_t> next{0};
   std::mutex errors_m;
   auto worker = [&] {
+    plan::quiet_reports(true);  // solver lines would interleave with the progress bar
     for (;;) {
       const std::size_t t = next++;
       if (t >= todo.size()) break;
