@@ -258,13 +258,14 @@ void parse(const YAML::Node& root, Reader& r, Device& d) {
   const YAML::Node l = r.child(root, "", "latency");
   r.only_keys(l, "latency",
               {"kappa", "fixed_ns", "min_kernel_ns", "compute_efficiency", "memory_efficiency",
-               "l2_bytes_per_clock"});
+               "l2_bytes_per_clock", "tensor_dram_amplification"});
   d.latency.kappa = r.number(l, "latency", "kappa", 0, 1);
   d.latency.fixed_ns = r.number(l, "latency", "fixed_ns", 0, 1e6);
   d.latency.min_kernel_ns = r.number(l, "latency", "min_kernel_ns", 0, 1e6);
   d.latency.compute_efficiency = r.number(l, "latency", "compute_efficiency", 0.01, 10);
   d.latency.memory_efficiency = r.number(l, "latency", "memory_efficiency", 0.01, 10);
   d.latency.l2_bytes_per_clock = r.number(l, "latency", "l2_bytes_per_clock", 1, 1e6);
+  d.latency.tensor_dram_amplification = r.number(l, "latency", "tensor_dram_amplification", 1, 100);
 
   const YAML::Node p = r.child(root, "", "power");
   r.only_keys(p, "power",

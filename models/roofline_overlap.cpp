@@ -45,26 +45,30 @@ std::vector<KernelCost> RooflineOverlap::prepare(const Workload& w, const Device
   const double t0_capture = capture.latency.fixed_ns;
   const double t0_target = target.latency.fixed_ns;
   const double kappa0 = capture.latency.kappa;
+  // Tensor kernels' DRAM traffic over their compulsory bytes, per device.
+  const double amp_capture = capture.latency.tensor_dram_amplification;
+  const double amp_target = target.latency.tensor_dram_amplification;
 
   std::vector<KernelCost> out(w.kernels.size());
   for (std::size_t i = 0; i < w.kernels.size(); ++i) {
     const Kernel& k = w.kernels[i];
     KernelCost& kc = out[i];
     kc.flops = k.work.flops;
-    kc.dram_bytes = k.work.dram_bytes;
     kc.tensor = k.cls == KernelClass::gemm || k.cls == KernelClass::attention;
+    // DRAM bytes as they cross the memory bus on each device.
+    const double bytes = k.work.dram_bytes * (kc.tensor ? amp_capture : 1.0);
+    const double amp_ratio = kc.tensor && !same ? amp_target / amp_capture : 1.0;
+    kc.dram_bytes = bytes * amp_ratio;
     const double d = static_cast<double>(k.work.duration_ns);
     const double t0 = std::min(t0_capture, d);
     const double rest = d - t0;
     const double peak =
         kc.tensor ? capture.tensor_flops_per_s(c0.core_mhz) : capture.fp32_flops_per_s(c0.core_mhz);
     const double tc_ideal = kc.flops > 0 ? kc.flops / peak * 1e9 : 0.0;
-    const double tm_ideal =
-        kc.dram_bytes > 0 ? kc.dram_bytes / capture.dram_bytes_per_s(c0.memory_mhz) * 1e9 : 0.0;
+    const double tm_ideal = bytes > 0 ? bytes / capture.dram_bytes_per_s(c0.memory_mhz) * 1e9 : 0.0;
     // Core-clocked part: the FLOPs, or moving the bytes through L2, whichever is longer.
-    const double tl_ideal = kc.dram_bytes > 0 && l2_capture > 0
-                                ? kc.dram_bytes / (l2_capture * c0.core_mhz * 1e6) * 1e9
-                                : 0.0;
+    const double tl_ideal =
+        bytes > 0 && l2_capture > 0 ? bytes / (l2_capture * c0.core_mhz * 1e6) * 1e9 : 0.0;
     const double tcore_ideal = std::max(tc_ideal, tl_ideal);
     double tc = rest, tl = 0.0, tm = 0.0;
     const double ideal = std::max(tcore_ideal, tm_ideal) + kappa0 * std::min(tcore_ideal, tm_ideal);
@@ -76,8 +80,9 @@ std::vector<KernelCost> RooflineOverlap::prepare(const Workload& w, const Device
     }
     kc.fixed_ns = same ? t0 : (t0_capture > 0 ? t0 * t0_target / t0_capture : t0_target);
     kc.compute_ns_mhz =
-        std::max(tc * (kc.tensor ? tensor_ratio : fp32_ratio), tl * l2_ratio) * c0.core_mhz;
-    kc.memory_ns_mhz = tm * c0.memory_mhz * bw_ratio;
+        std::max(tc * (kc.tensor ? tensor_ratio : fp32_ratio), tl * l2_ratio * amp_ratio) *
+        c0.core_mhz;
+    kc.memory_ns_mhz = tm * c0.memory_mhz * bw_ratio * amp_ratio;
   }
   return out;
 }

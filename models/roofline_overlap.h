@@ -8,6 +8,8 @@
 // The core-clocked part is the longer of the FLOPs and the bytes moved through
 // L2 (l2_bytes_per_clock x core clock), so memory-bound kernels slow down once
 // the core clock falls below the point where L2 can no longer feed DRAM.
+// Tensor-core kernels move tensor_dram_amplification x their compulsory bytes
+// through DRAM on each device (operand panels re-read when the L2 is small).
 // Retargeting scales tc by peak compute per clock and tm by bandwidth per
 // memory clock, divided by the target's efficiency factors.
 #include "sim/models.h"

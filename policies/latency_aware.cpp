@@ -198,12 +198,14 @@ class LatencyAware final : public plan::LearnThenFollow {
     const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
     const plan::Emulation em0 =
         plan::emulate(d, ctx.latency(), ctx.power(), items, std::vector<Clocks>(n, def), start);
-    // Switches that take time land a random moment early or late: hold back
-    // margin_pct of the budget for that (none when switches are instant).
-    const bool slow_switches =
-        ctx.expected_core_switch_ns() > 0 || ctx.expected_memory_switch_ns() > 0;
+    // Switches whose latency is random land a random moment early or late:
+    // hold back margin_pct of the budget for that (none when the latency is
+    // fixed, e.g. --set switch_latency_us, or zero).
+    const bool random_latency =
+        ctx.core_switch_quantile_ns(0.9) > ctx.expected_core_switch_ns() * (1 + 1e-9) ||
+        ctx.memory_switch_quantile_ns(0.9) > ctx.expected_memory_switch_ns() * (1 + 1e-9);
     const double budget =
-        objective_.budget(em0.time_ns) - (slow_switches ? margin_pct_ * 1e-2 * em0.time_ns : 0.0);
+        objective_.budget(em0.time_ns) - (random_latency ? margin_pct_ * 1e-2 * em0.time_ns : 0.0);
     double gaps = 0;
     for (std::size_t i = 0; i + 1 < n; ++i) gaps += items[i].gap_ns;
     for (std::size_t i = 0; i < n; ++i) items[i].max_core_mhz = em0.cap_mhz[i];
@@ -378,8 +380,8 @@ std::vector<ParamSpec> params() {
                "pairs the DP considers per memory mode: those most often on the kernels' "
                "time-energy hulls (plus the default pair)"});
   v.push_back({"margin_pct", ParamSpec::Kind::defaulted, "0.1",
-               "percent of the time budget held back for switch-timing uncertainty when "
-               "switches take time (random latencies land early or late)"});
+               "percent of the time budget held back for switch-timing uncertainty when the "
+               "switch latency is random (it lands early or late); none for a fixed latency"});
   return v;
 }
 

@@ -12,6 +12,8 @@ if [ "${1:-}" = "--sanitize" ]; then
 fi
 bash scripts/build.sh build
 ctest --test-dir build --output-on-failure -j "$(nproc)"
+# The device tables in docs/devices.md must match models/devices/*.yaml.
+/usr/bin/python3 scripts/device_tables.py --check
 # Format check: the tree must match .clang-format.
 files=$(git ls-files '*.cpp' '*.h' '*.cc' 2>/dev/null || true)
 if [ -n "$files" ]; then

@@ -60,6 +60,10 @@ struct LatencyParams {
   // faster than l2_bytes_per_clock x core clock: below that knee, lowering
   // the core clock slows memory-bound kernels too.
   double l2_bytes_per_clock = 0.0;
+  // DRAM traffic of tensor-core kernels (GEMM, attention) relative to their
+  // compulsory bytes (each operand read once, the result written once): > 1
+  // when the L2 is too small to hold the operand panels that tiles re-read.
+  double tensor_dram_amplification = 1.0;
 };
 
 struct Device {

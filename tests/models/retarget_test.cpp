@@ -210,10 +210,15 @@ TEST(ShippedDevices, Rtx3080TiGemmIsPowerCappedAndGainsCoreClockAtLowMemoryClock
   const Utilisation gemm5001{1.0, 0.98, 0.05 * 9251.0 / 5001.0};
   const std::int32_t cap5001 = gov.cap_core_mhz(gemm5001, at5001, ti.max_core_mhz());
   EXPECT_LT(cap9251, ti.default_core_mhz);
-  EXPECT_LT(cap5001, ti.default_core_mhz);  // still capped: "core on auto" matters
-  const double gain = static_cast<double>(cap5001) / cap9251 - 1.0;
-  EXPECT_GT(gain, 0.015) << cap9251 << " -> " << cap5001 << " MHz";
-  EXPECT_LT(gain, 0.05) << cap9251 << " -> " << cap5001 << " MHz";
+  // At 5001 MHz the freed memory power lets the core run its boost clock
+  // ("core auto"), uncapped, as Spaan et al. measure for GEMMs: 2-3 % faster
+  // for their GEMMs; this full-rate one (u_c 0.98) gains a little more.
+  const std::int32_t run5001 = std::min(cap5001, ti.default_core_mhz);
+  EXPECT_EQ(run5001, ti.default_core_mhz);
+  EXPECT_LT(power.power_w(gemm5001, at5001), ti.power.limit_w);
+  const double gain = static_cast<double>(run5001) / cap9251 - 1.0;
+  EXPECT_GT(gain, 0.015) << cap9251 << " -> " << run5001 << " MHz";
+  EXPECT_LT(gain, 0.05) << cap9251 << " -> " << run5001 << " MHz";
 }
 
 TEST(ShippedDevices, ForbiddenClockPairIsRejectedWithAClearMessage) {
@@ -258,6 +263,7 @@ latency:
   min_kernel_ns: {value: 1500, source: "assumption: test"}
   compute_efficiency: {value: 1.0, source: "assumption: test"}
   l2_bytes_per_clock: {value: 200, source: "assumption: test"}
+  tensor_dram_amplification: {value: 1, source: "assumption: test"}
   memory_efficiency: {value: 1.0, source: "assumption: test"}
 power:
   @LIMIT@
