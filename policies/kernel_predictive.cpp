@@ -52,6 +52,31 @@ class KernelPredictive final : public plan::LearnThenFollow {
       steps[i].duration_ns = p.emulation.time_of_step[i];
       steps[i].gap_ns = seq[i].gap_after_ns;
     }
+    // A per-kernel plan can only be followed when switches land within the
+    // stretches between them. If more than a tenth of those stretches are
+    // shorter than the expected latency, the plan would run at the wrong
+    // clocks most of the time: hold the default clocks instead.
+    const double latency_ns =
+        std::max(ctx.expected_core_switch_ns(), ctx.expected_memory_switch_ns());
+    std::size_t stretches = 0, too_short = 0;
+    double run_ns = 0;
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      run_ns += steps[i].duration_ns + steps[i].gap_ns;
+      const auto& next = steps[(i + 1) % steps.size()];
+      if (!(next.pair == steps[i].pair)) {
+        ++stretches;
+        too_short += run_ns < latency_ns;
+        run_ns = 0;
+      }
+    }
+    if (stretches > 0 && too_short * 10 > stretches) {
+      plan::note(fmt::format(
+          "kernel-predictive: {} of {} stretches between planned switches are shorter than the "
+          "expected switch latency ({:.3f} ms): the plan cannot be followed, holding the default "
+          "clocks",
+          too_short, stretches, latency_ns * 1e-6));
+      return;
+    }
     switcher_.set_plan(std::move(steps), early_);
   }
 

@@ -1006,6 +1006,10 @@ const std::vector<SolveReport>& reports() {
 void clear_reports() {
   t_reports.clear();
 }
+void note(const std::string& line) {
+  if (!t_quiet) std::cerr << "dvfsim: " << line << '\n';
+}
+
 void quiet_reports(bool quiet) {
   t_quiet = quiet;
 }

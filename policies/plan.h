@@ -217,6 +217,8 @@ const std::vector<SolveReport>& reports();
 void clear_reports();
 // Silences the stderr lines on this thread (tests, sweeps).
 void quiet_reports(bool quiet);
+// One free-form line on stderr ("dvfsim: " prefixed) unless quiet.
+void note(const std::string& line);
 
 // ---------------------------------------------------------------- kernel plans
 
