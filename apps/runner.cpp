@@ -11,6 +11,7 @@
 #include "models/roofline_overlap.h"
 #include "policies/registry.h"
 #include "sim/error.h"
+#include "sim/graph.h"
 #include "traces/trace.h"
 
 namespace dvfsim {
@@ -28,6 +29,9 @@ std::shared_ptr<const Workload> load_workload(const std::string& path) {
     if (auto it = cache.find(path); it != cache.end()) return it->second;
   }
   auto w = std::make_shared<const Workload>(read_trace(path));
+  // The engine executes kernels one at a time in launch order: every
+  // dependency (stream order, event waits, host syncs) must point forward.
+  check_launch_order(*w, build_dependency_graph(*w));
   std::lock_guard<std::mutex> lock(m);
   return cache.emplace(path, std::move(w)).first->second;
 }
