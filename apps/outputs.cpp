@@ -10,8 +10,8 @@
 #include <tuple>
 
 #include "apps/files.h"
-#include "apps/json.h"
 #include "hw/plan.h"
+#include "sim/json.h"
 
 #ifndef DVFSIM_VERSION
 #define DVFSIM_VERSION "0.0.0"

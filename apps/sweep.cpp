@@ -21,13 +21,13 @@
 #include <thread>
 
 #include "apps/files.h"
-#include "apps/json.h"
 #include "apps/outputs.h"
 #include "apps/runner.h"
 #include "models/device_yaml.h"
 #include "policies/plan.h"
 #include "policies/registry.h"
 #include "sim/error.h"
+#include "sim/json.h"
 
 #ifndef DVFSIM_VERSION
 #define DVFSIM_VERSION "0.0.0"

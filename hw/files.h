@@ -3,11 +3,9 @@
 #include <string>
 
 #include "sim/files.h"  // write_file_atomic, read_file
+#include "sim/json.h"   // json_quote
 
 namespace dvfsim::hw {
-
-// `text` as a JSON string literal, quotes included.
-std::string json_string(const std::string& text);
 
 // A number for JSON: finite values with up to 9 significant digits, else null.
 std::string json_number(double value);

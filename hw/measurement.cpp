@@ -20,7 +20,7 @@ std::string optional_number(const std::optional<double>& value) {
 std::string string_array(const std::vector<std::string>& items) {
   std::string out = "[";
   for (size_t i = 0; i < items.size(); ++i) {
-    out += (i == 0 ? "" : ", ") + json_string(items[i]);
+    out += (i == 0 ? "" : ", ") + json_quote(items[i]);
   }
   return out + "]";
 }
@@ -32,12 +32,12 @@ std::string gpu_json(const GpuSeries& gpu, const EnergyEstimate& estimate, doubl
   }
   std::string out = "    {\n";
   out += fmt::format("      \"index\": {},\n", gpu.index);
-  out += fmt::format("      \"name\": {},\n", json_string(gpu.name));
+  out += fmt::format("      \"name\": {},\n", json_quote(gpu.name));
   out += fmt::format("      \"energy_j\": {},\n", json_number(estimate.energy_j));
   out += fmt::format("      \"energy_uncertainty_j\": {},\n", json_number(estimate.uncertainty_j));
   out += fmt::format("      \"energy_lower_bound_j\": {},\n", json_number(estimate.lower_bound_j));
   out += fmt::format("      \"energy_upper_bound_j\": {},\n", json_number(estimate.upper_bound_j));
-  out += fmt::format("      \"energy_method\": {},\n", json_string(estimate.method));
+  out += fmt::format("      \"energy_method\": {},\n", json_quote(estimate.method));
   out += fmt::format("      \"mean_power_w\": {},\n",
                      json_number(duration_s > 0 ? estimate.energy_j / duration_s : 0));
   out += fmt::format("      \"max_power_w\": {},\n", json_number(max_power_w));
@@ -91,13 +91,13 @@ std::string format_measurement_json(const MeasuredRun& run, const std::vector<Gp
   for (const auto& name : names) device += (device.empty() ? "" : ", ") + name;
 
   std::string out = "{\n";
-  out += fmt::format("  \"format\": {},\n", json_string(kMeasurementFormat));
+  out += fmt::format("  \"format\": {},\n", json_quote(kMeasurementFormat));
   out += fmt::format("  \"command\": {},\n", string_array(run.command));
   out += fmt::format("  \"exit_code\": {},\n", run.exit_code);
   out += fmt::format("  \"forwarded_signal\": {},\n",
                      run.forwarded_signal ? std::to_string(*run.forwarded_signal) : "null");
-  out += fmt::format("  \"start_utc\": {},\n", json_string(utc_timestamp(run.start_wall)));
-  out += fmt::format("  \"end_utc\": {},\n", json_string(utc_timestamp(run.end_wall)));
+  out += fmt::format("  \"start_utc\": {},\n", json_quote(utc_timestamp(run.start_wall)));
+  out += fmt::format("  \"end_utc\": {},\n", json_quote(utc_timestamp(run.end_wall)));
   out += fmt::format("  \"duration_s\": {},\n", json_number(duration_s));
   out += fmt::format("  \"energy_j\": {},\n", json_number(energy_j));
   out += fmt::format("  \"energy_uncertainty_j\": {},\n", json_number(uncertainty_j));
@@ -107,9 +107,9 @@ std::string format_measurement_json(const MeasuredRun& run, const std::vector<Gp
   out += fmt::format("  \"sample_interval_ms\": {},\n", run.interval_ms);
   out +=
       fmt::format("  \"sample_count\": {},\n", series.empty() ? 0 : series.front().samples.size());
-  out += fmt::format("  \"device\": {},\n", json_string(device));
-  out += fmt::format("  \"driver\": {},\n", json_string(run.driver));
-  out += fmt::format("  \"nvml_library\": {},\n", json_string(run.nvml_library));
+  out += fmt::format("  \"device\": {},\n", json_quote(device));
+  out += fmt::format("  \"driver\": {},\n", json_quote(run.driver));
+  out += fmt::format("  \"nvml_library\": {},\n", json_quote(run.nvml_library));
   out += fmt::format("  \"notes\": {},\n", string_array(run.notes));
   out += "  \"gpus\": [\n";
   for (size_t i = 0; i < series.size(); ++i) {

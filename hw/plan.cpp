@@ -221,16 +221,16 @@ void validate_clock_plan(const ClockPlan& plan, const std::string& origin) {
 
 std::string format_clock_plan(const ClockPlan& plan) {
   std::string out = "{\n";
-  out += fmt::format("  \"format\": {},\n", json_string(kClockPlanFormat));
-  out += fmt::format("  \"device\": {},\n", json_string(plan.device));
-  if (!plan.source.empty()) out += fmt::format("  \"source\": {},\n", json_string(plan.source));
+  out += fmt::format("  \"format\": {},\n", json_quote(kClockPlanFormat));
+  out += fmt::format("  \"device\": {},\n", json_quote(plan.device));
+  if (!plan.source.empty()) out += fmt::format("  \"source\": {},\n", json_quote(plan.source));
   out += fmt::format("  \"mode\": \"{}\",\n", mode_name(plan.mode));
   out += fmt::format("  \"period_ms\": {}", plan.period_ms);
   if (!plan.phases.empty()) {
     out += ",\n  \"phases\": {";
     bool first = true;
     for (const auto& [name, clocks] : plan.phases) {
-      out += fmt::format("{}\n    {}: {{{}}}", first ? "" : ",", json_string(name),
+      out += fmt::format("{}\n    {}: {{{}}}", first ? "" : ",", json_quote(name),
                          clocks_json(clocks));
       first = false;
     }

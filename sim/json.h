@@ -1,7 +1,8 @@
 #pragma once
-// A minimal streaming JSON writer for the output files (the project's JSON
-// library, simdjson, only parses). Numbers are written with enough digits to
-// round-trip; non-finite numbers become null.
+// JSON output shared by apps/ and hw/ (the project's JSON library, simdjson,
+// only parses): string quoting, and a minimal streaming writer for the output
+// files. Numbers are written with enough digits to round-trip; non-finite
+// numbers become null.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -11,6 +12,37 @@
 #include <vector>
 
 namespace dvfsim {
+
+// `s` as a JSON string literal, quotes included.
+inline std::string json_quote(std::string_view s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    switch (ch) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        if (static_cast<unsigned char>(ch) < 0x20)
+          out += fmt::format("\\u{:04x}", static_cast<int>(static_cast<unsigned char>(ch)));
+        else
+          out += ch;
+    }
+  }
+  out += '"';
+  return out;
+}
 
 class JsonWriter {
  public:
@@ -88,34 +120,7 @@ class JsonWriter {
     out_ += '\n';
     out_.append(2 * first_.size(), ' ');
   }
-  void string_literal(std::string_view s) {
-    out_ += '"';
-    for (char ch : s) {
-      switch (ch) {
-        case '"':
-          out_ += "\\\"";
-          break;
-        case '\\':
-          out_ += "\\\\";
-          break;
-        case '\n':
-          out_ += "\\n";
-          break;
-        case '\t':
-          out_ += "\\t";
-          break;
-        case '\r':
-          out_ += "\\r";
-          break;
-        default:
-          if (static_cast<unsigned char>(ch) < 0x20)
-            out_ += fmt::format("\\u{:04x}", static_cast<int>(ch));
-          else
-            out_ += ch;
-      }
-    }
-    out_ += '"';
-  }
+  void string_literal(std::string_view s) { out_ += json_quote(s); }
 
   bool pretty_;
   bool after_key_ = false;
