@@ -290,6 +290,7 @@ std::string manifest_json(const RunSpec& spec, const Simulation& sim) {
   j.field("capture_core_mhz", sim.workload->capture.core_mhz);
   j.field("capture_memory_mhz", sim.workload->capture.memory_mhz);
   j.field("capture_clocks_source", sim.workload->capture.clocks_source);
+  j.field("instructions_source", sim.workload->capture.instructions_source);
   j.end_object();
   j.key("inputs").begin_object();
   j.key("trace")

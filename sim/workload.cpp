@@ -25,6 +25,44 @@ std::string_view to_string(WorkSource s) {
   return s == WorkSource::shapes ? "shapes" : "fallback";
 }
 
+std::string_view to_string(InstructionSource s) {
+  return s == InstructionSource::ncu ? "ncu" : "estimated";
+}
+
+std::optional<InstructionSource> parse_instruction_source(std::string_view s) {
+  if (s == "ncu") return InstructionSource::ncu;
+  if (s == "estimated") return InstructionSource::estimated;
+  return std::nullopt;
+}
+
+double estimated_instructions(KernelClass cls, double flops, double dram_bytes) {
+  // Warp instructions per FLOP (tensor-core classes) or per DRAM byte (the
+  // rest), class totals of Nsight Compute's sm__inst_executed over one
+  // GPT-3-XL training step on the H200 against the trace's FLOPs and bytes
+  // (traces/data/gpt3xl_h200_train_b4_t2048.ncu.csv, 1,437 of 1,438 kernels).
+  switch (cls) {
+    case KernelClass::gemm:
+      return 1.30e-4 * flops;
+    case KernelClass::attention:
+      return 6.60e-4 * flops;
+    case KernelClass::elementwise:
+    case KernelClass::communication:  // assumption: moves data like elementwise kernels
+      return 0.137 * dram_bytes;
+    case KernelClass::norm:
+      return 0.139 * dram_bytes;
+    case KernelClass::reduction:
+      return 0.116 * dram_bytes;
+    case KernelClass::optimizer:
+      return 0.0609 * dram_bytes;
+    case KernelClass::other:
+      return 0.771 * dram_bytes;
+    case KernelClass::memcpy:
+    case KernelClass::memset:
+      return 0.0;  // copy engines, no SM instructions (no rows in ncu)
+  }
+  return 0.0;
+}
+
 std::optional<KernelClass> parse_kernel_class(std::string_view s) {
   for (int i = 0; i < kKernelClassCount; ++i)
     if (kClassNames[i] == s) return static_cast<KernelClass>(i);

@@ -38,13 +38,30 @@ std::optional<Phase> parse_phase(std::string_view s);
 enum class WorkSource : std::uint8_t { shapes, fallback };
 std::string_view to_string(WorkSource s);
 
+// Where a kernel's instruction count came from: Nsight Compute
+// (sm__inst_executed, matched from a `<trace>.ncu.csv` sidecar), or the
+// per-class estimate below.
+enum class InstructionSource : std::uint8_t { ncu, estimated };
+std::string_view to_string(InstructionSource s);
+std::optional<InstructionSource> parse_instruction_source(std::string_view s);
+
 // What a kernel did, measured on the capture device at the capture clocks.
 struct Work {
   std::int64_t duration_ns = 0;  // measured duration at the capture clocks
   double flops = 0.0;            // floating-point operations
   double dram_bytes = 0.0;       // bytes read + written in device memory
   WorkSource source = WorkSource::fallback;
+  // Warp instructions executed on the SMs (all pipes). Drives the SIMT term
+  // of the power model (DESIGN.md, "Models").
+  double instructions = 0.0;
+  InstructionSource instructions_source = InstructionSource::estimated;
 };
+
+// Warp instructions of a kernel of class `cls` with the given FLOPs and DRAM
+// bytes when nothing measured them: per-class intensities measured with
+// Nsight Compute on one GPT-3-XL training step on the H200
+// (traces/data/gpt3xl_h200_train_b4_t2048.ncu.csv; docs/trace-format.md).
+double estimated_instructions(KernelClass cls, double flops, double dram_bytes);
 
 struct LaunchConfig {
   std::uint32_t grid[3] = {1, 1, 1};
@@ -93,7 +110,8 @@ struct CaptureInfo {
   std::string device_name;    // as the driver named it, e.g. "NVIDIA H200"
   std::int32_t core_mhz = 0;  // mean SM clock while the trace's work ran
   std::int32_t memory_mhz = 0;
-  std::string clocks_source;  // where the clocks came from
+  std::string clocks_source;        // where the clocks came from
+  std::string instructions_source;  // where Work::instructions came from
 };
 
 struct Workload {

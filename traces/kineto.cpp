@@ -16,6 +16,7 @@
 #include "traces/capture_info.h"
 #include "traces/classify.h"
 #include "traces/gzip_io.h"
+#include "traces/instructions.h"
 
 namespace dvfsim {
 namespace {
@@ -549,6 +550,7 @@ Workload parse_kineto(std::string_view json, const std::string& path, bool padde
   load_capture_clocks(path, w.capture);
 
   annotate_work(w, op_calls, facts);
+  annotate_instructions(w, path);
   w.validate();
   return w;
 }

@@ -14,7 +14,7 @@ namespace {
 constexpr std::string_view kKernelColumns =
     "# name_id op_id stream device grid_x grid_y grid_z block_x block_y block_z "
     "registers_per_thread shared_memory_bytes host_launch_ns traced_start_ns class phase "
-    "iteration layer duration_ns flops dram_bytes work_source";
+    "iteration layer duration_ns flops dram_bytes work_source instructions instructions_source";
 
 std::string escape(std::string_view s) {
   std::string out;
@@ -166,6 +166,7 @@ std::string format_native(const Workload& w) {
   fmt::format_to(out, "core_mhz={}\n", w.capture.core_mhz);
   fmt::format_to(out, "memory_mhz={}\n", w.capture.memory_mhz);
   fmt::format_to(out, "clocks_source={}\n", escape(w.capture.clocks_source));
+  fmt::format_to(out, "instructions_source={}\n", escape(w.capture.instructions_source));
   fmt::format_to(out, "iterations={}\n", w.iterations);
   fmt::format_to(out, "@names {}\n", w.names.size());
   for (std::size_t i = 0; i < w.names.size(); ++i)
@@ -177,9 +178,10 @@ std::string format_native(const Workload& w) {
                    k.op_id, k.stream, k.device, l.grid[0], l.grid[1], l.grid[2], l.block[0],
                    l.block[1], l.block[2], l.registers_per_thread, l.shared_memory_bytes,
                    k.host_launch_ns, k.traced_start_ns);
-    fmt::format_to(out, "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n", to_string(k.cls), to_string(k.phase),
-                   k.iteration, k.layer, k.work.duration_ns, k.work.flops, k.work.dram_bytes,
-                   to_string(k.work.source));
+    fmt::format_to(out, "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n", to_string(k.cls),
+                   to_string(k.phase), k.iteration, k.layer, k.work.duration_ns, k.work.flops,
+                   k.work.dram_bytes, to_string(k.work.source), k.work.instructions,
+                   to_string(k.work.instructions_source));
   }
   fmt::format_to(out, "@syncs {}\n# kind host_begin_ns traced_end_ns waits_until_kernel stream\n",
                  w.syncs.size());
@@ -202,8 +204,14 @@ void write_native(const Workload& w, const std::string& path) {
 Workload parse_native(std::string_view text, const std::string& path) {
   if (text.substr(0, kNativeHeader.size()) != kNativeHeader ||
       (text.size() > kNativeHeader.size() && text[kNativeHeader.size()] != '\n' &&
-       text[kNativeHeader.size()] != '\r'))
+       text[kNativeHeader.size()] != '\r')) {
+    if (text.substr(0, 17) == "# dvfsim-trace v1")
+      throw InputError(fmt::format(
+          "{}:1: native trace format v1 has no instruction counts; convert the original trace "
+          "again with `dvfsim trace convert` (writes '{}')",
+          path, kNativeHeader));
     throw InputError(fmt::format("{}:1: not a dvfsim trace (expected '{}')", path, kNativeHeader));
+  }
   Lines lines(text, path);
   Workload w;
   w.source_path = path;
@@ -227,6 +235,8 @@ Workload parse_native(std::string_view text, const std::string& path) {
       w.capture.memory_mhz = lines.integer<std::int32_t>(value, key);
     else if (key == "clocks_source")
       w.capture.clocks_source = lines.unescape(value);
+    else if (key == "instructions_source")
+      w.capture.instructions_source = lines.unescape(value);
     else if (key == "iterations") {
       w.iterations = lines.integer<std::int32_t>(value, key);
       have_iterations = true;
@@ -255,7 +265,7 @@ Workload parse_native(std::string_view text, const std::string& path) {
   const std::size_t n_kernels = lines.section("kernels");
   w.kernels.resize(n_kernels);
   for (Kernel& k : w.kernels) {
-    split_tabs(lines, lines.expect(), f, 22, "kernels");
+    split_tabs(lines, lines.expect(), f, 24, "kernels");
     k.name_id = lines.integer<std::uint32_t>(f[0], "name_id");
     k.op_id = lines.integer<std::uint32_t>(f[1], "op_id");
     k.stream = lines.integer<std::int32_t>(f[2], "stream");
@@ -285,6 +295,11 @@ Workload parse_native(std::string_view text, const std::string& path) {
       k.work.source = WorkSource::fallback;
     else
       lines.fail(fmt::format("field 'work_source': unknown value '{}'", f[21]));
+    k.work.instructions = lines.real(f[22], "instructions");
+    if (k.work.instructions < 0) lines.fail("field 'instructions': must be >= 0");
+    const auto is = parse_instruction_source(f[23]);
+    if (!is) lines.fail(fmt::format("field 'instructions_source': unknown value '{}'", f[23]));
+    k.work.instructions_source = *is;
   }
 
   w.syncs.resize(lines.section("syncs"));

@@ -9,7 +9,7 @@
 namespace dvfsim {
 
 // First line of every native trace.
-inline constexpr std::string_view kNativeHeader = "# dvfsim-trace v1";
+inline constexpr std::string_view kNativeHeader = "# dvfsim-trace v2";
 
 // Writes `workload` to `path` atomically; gzip-compressed when the path ends
 // in ".gz". Reading it back gives an identical workload (exact round trip).

@@ -31,6 +31,8 @@ TraceStats compute_stats(const Workload& w) {
     s.phase_time_ns[static_cast<std::size_t>(k.phase)] += d;
     s.phase_count[static_cast<std::size_t>(k.phase)] += 1;
     if (k.work.source == WorkSource::shapes) s.shapes_time_ns += d;
+    if (k.work.instructions_source == InstructionSource::ncu) s.ncu_time_ns += d;
+    s.total_instructions += k.work.instructions;
     s.total_flops += k.work.flops;
     s.total_dram_bytes += k.work.dram_bytes;
     if (k.iteration < 0 || static_cast<std::size_t>(k.iteration) >= s.per_iteration.size())
@@ -53,6 +55,9 @@ TraceStats compute_stats(const Workload& w) {
   s.shapes_share = s.gpu_time_ns > 0
                        ? static_cast<double>(s.shapes_time_ns) / static_cast<double>(s.gpu_time_ns)
                        : 0;
+  s.ncu_share = s.gpu_time_ns > 0
+                    ? static_cast<double>(s.ncu_time_ns) / static_cast<double>(s.gpu_time_ns)
+                    : 0;
   for (std::size_t i = 0; i < s.per_iteration.size(); ++i) {
     if (first_start[i] == kMax) continue;
     std::size_t next = i + 1;
@@ -83,8 +88,12 @@ void print_stats(const TraceStats& s, std::ostream& out) {
              s.activities, s.streams, s.syncs, s.event_waits);
   fmt::print(out, "GPU time         {:.3f} ms total; {:.1f} TFLOP, {:.2f} GB DRAM\n",
              ms(s.gpu_time_ns), s.total_flops * 1e-12, s.total_dram_bytes * 1e-9);
-  fmt::print(out, "work from shapes {:.1f} % of GPU time (rest: fallback estimate)\n\n",
+  fmt::print(out, "work from shapes {:.1f} % of GPU time (rest: fallback estimate)\n",
              100.0 * s.shapes_share);
+  fmt::print(
+      out, "instructions     {:.3g} warp instructions; measured for {:.1f} % of GPU time ({})\n\n",
+      s.total_instructions, 100.0 * s.ncu_share,
+      s.capture.instructions_source.empty() ? "none recorded" : s.capture.instructions_source);
 
   fmt::print(out, "{:>9} {:>8} {:>8} {:>8} {:>12} {:>12} {:>10} {:>10}\n", "iteration", "kernels",
              "memsets", "memcpys", "gpu_ms", "step_ms", "TFLOP", "GB");

@@ -36,6 +36,9 @@ struct TraceStats {
   std::array<std::uint32_t, kPhaseCount> phase_count{};
   std::int64_t shapes_time_ns = 0;  // GPU time of kernels with WorkSource::shapes
   double shapes_share = 0.0;        // shapes_time_ns / gpu_time_ns
+  std::int64_t ncu_time_ns = 0;     // GPU time of kernels with InstructionSource::ncu
+  double ncu_share = 0.0;           // ncu_time_ns / gpu_time_ns
+  double total_instructions = 0.0;  // warp instructions
   double total_flops = 0.0;
   double total_dram_bytes = 0.0;
 };

@@ -41,7 +41,7 @@ Workload read_trace(const std::string& path) {
     throw InputError(fmt::format("{}: Nsight Systems SQLite traces are not supported yet", path));
   throw InputError(
       fmt::format("{}: unknown trace format (expected a '{}' native trace or Kineto JSON)", path,
-                  "# dvfsim-trace v1"));
+                  "# dvfsim-trace v2"));
 }
 
 }  // namespace dvfsim

@@ -16,6 +16,7 @@ void expect_identical(const Workload& a, const Workload& b) {
   EXPECT_EQ(a.capture.core_mhz, b.capture.core_mhz);
   EXPECT_EQ(a.capture.memory_mhz, b.capture.memory_mhz);
   EXPECT_EQ(a.capture.clocks_source, b.capture.clocks_source);
+  EXPECT_EQ(a.capture.instructions_source, b.capture.instructions_source);
   EXPECT_EQ(a.names, b.names);
   EXPECT_EQ(a.iterations, b.iterations);
   EXPECT_EQ(a.iteration_begin, b.iteration_begin);
@@ -43,6 +44,8 @@ void expect_identical(const Workload& a, const Workload& b) {
     EXPECT_EQ(x.work.flops, y.work.flops);  // bit-exact, not approximately equal
     EXPECT_EQ(x.work.dram_bytes, y.work.dram_bytes);
     EXPECT_EQ(x.work.source, y.work.source);
+    EXPECT_EQ(x.work.instructions, y.work.instructions);
+    EXPECT_EQ(x.work.instructions_source, y.work.instructions_source);
   }
   ASSERT_EQ(a.syncs.size(), b.syncs.size());
   for (std::size_t i = 0; i < a.syncs.size(); ++i) {

@@ -1,0 +1,167 @@
+// Instruction counts: the Nsight Compute sidecar and the per-class estimate.
+#include "traces/instructions.h"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "sim/error.h"
+#include "tests/traces/test_util.h"
+#include "traces/kineto.h"
+#include "traces/native.h"
+
+namespace dvfsim {
+namespace {
+
+TEST(KernelBaseName, KinetoAndNcuSpellingsAgree) {
+  // The same kernels as Kineto (first) and Nsight Compute (second) print them.
+  EXPECT_EQ(kernel_base_name("void at::native::vectorized_elementwise_kernel<8, "
+                             "at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&)>(int)"),
+            "vectorized_elementwise_kernel");
+  EXPECT_EQ(kernel_base_name("void native::vectorized_elementwise_kernel<8, T1>(int, T2)"),
+            "vectorized_elementwise_kernel");
+  EXPECT_EQ(kernel_base_name("void (anonymous namespace)::elementwise_kernel_with_index<int>(T1)"),
+            "elementwise_kernel_with_index");
+  EXPECT_EQ(kernel_base_name("void <unnamed>::elementwise_kernel_with_index<int>(T1)"),
+            "elementwise_kernel_with_index");
+  EXPECT_EQ(kernel_base_name("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT"),
+            "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT");
+}
+
+TEST(EstimatedInstructions, PerClassIntensities) {
+  // 0.137 warp instructions per DRAM byte for elementwise kernels, 1.30e-4
+  // per FLOP for GEMMs, none for copies and memsets.
+  EXPECT_DOUBLE_EQ(estimated_instructions(KernelClass::elementwise, 5.0, 1000.0), 137.0);
+  EXPECT_DOUBLE_EQ(estimated_instructions(KernelClass::gemm, 1e9, 123.0), 1.30e5);
+  EXPECT_DOUBLE_EQ(estimated_instructions(KernelClass::memcpy, 1e9, 1e9), 0.0);
+  EXPECT_DOUBLE_EQ(estimated_instructions(KernelClass::memset, 0.0, 1e9), 0.0);
+}
+
+// Two iterations of A, B, memset, A, C: A and B have sidecar rows, C has none.
+Workload toy() {
+  Workload w;
+  w.intern("");
+  const auto a = w.intern("void at::native::kern_a<float>(int)");
+  const auto b = w.intern("nvjet_b");
+  const auto c = w.intern("void kern_c(int)");
+  const auto m = w.intern("Memset (Device)");
+  for (int it = 0; it < 2; ++it) {
+    w.iteration_begin.push_back(static_cast<std::uint32_t>(w.kernels.size()));
+    for (const auto id : {a, b, m, a, c}) {
+      Kernel k;
+      k.name_id = id;
+      k.iteration = it;
+      k.cls =
+          id == m ? KernelClass::memset : (id == b ? KernelClass::gemm : KernelClass::elementwise);
+      k.launch.grid[0] = 4;
+      k.launch.block[0] = 128;
+      k.launch.registers_per_thread = 32;
+      k.work.duration_ns = 1000;
+      k.work.dram_bytes = 1000;
+      k.work.flops = 1e9;
+      w.kernels.push_back(k);
+    }
+  }
+  w.iterations = 2;
+  return w;
+}
+
+TEST(InstructionSidecar, MatchesByNameGridBlockAndRegistersInOrder) {
+  test::TempDir dir;
+  // B's row comes first: rows are taken per key, so launch order may differ.
+  const std::string csv = dir.write("t.ncu.csv",
+                                    "# comment\n"
+                                    "kernel,grid,block,registers,instructions\n"
+                                    "nvjet_b,4,128,32,100\n"
+                                    "\"void native::kern_a<T1>(int)\",4,128,32,200\n"
+                                    "\"void native::kern_a<T1>(int)\",4,128,32,300\n");
+  Workload w = toy();
+  annotate_instructions_from(w, csv);
+  for (int it = 0; it < 2; ++it) {
+    const Kernel* k = &w.kernels[static_cast<std::size_t>(5 * it)];
+    EXPECT_EQ(k[0].work.instructions, 200);
+    EXPECT_EQ(k[0].work.instructions_source, InstructionSource::ncu);
+    EXPECT_EQ(k[1].work.instructions, 100);
+    EXPECT_EQ(k[2].work.instructions, 0);  // memset: copy engine
+    EXPECT_EQ(k[2].work.instructions_source, InstructionSource::estimated);
+    EXPECT_EQ(k[3].work.instructions, 300);
+    EXPECT_EQ(k[4].work.instructions, 137);  // no row: 0.137 per byte x 1000 bytes
+    EXPECT_EQ(k[4].work.instructions_source, InstructionSource::estimated);
+  }
+  EXPECT_NE(w.capture.instructions_source.find("t.ncu.csv: measured for 6 of 8 SM kernels"),
+            std::string::npos)
+      << w.capture.instructions_source;
+}
+
+TEST(InstructionSidecar, AnotherLaunchConfigDoesNotMatch) {
+  test::TempDir dir;
+  const std::string csv = dir.write("t.ncu.csv",
+                                    "kernel,grid,block,registers,instructions\n"
+                                    "nvjet_b,8,128,32,100\n"    // grid differs
+                                    "nvjet_b,4,128,40,100\n");  // registers differ
+  Workload w = toy();
+  annotate_instructions_from(w, csv);
+  EXPECT_EQ(w.kernels[1].work.instructions_source, InstructionSource::estimated);
+  EXPECT_DOUBLE_EQ(w.kernels[1].work.instructions, 1.30e5);  // 1.30e-4 x 1e9 FLOPs
+}
+
+TEST(InstructionSidecar, BadFilesNameFileLineAndColumn) {
+  test::TempDir dir;
+  auto error = [&](const std::string& text) {
+    const std::string p = dir.write("bad.ncu.csv", text);
+    Workload w = toy();
+    try {
+      annotate_instructions_from(w, p);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error("kernel,grid,block,registers\nx,1,1,1\n")
+                .find("bad.ncu.csv:1: missing column "
+                      "'instructions'"),
+            std::string::npos);
+  EXPECT_NE(error("kernel,grid,block,registers,instructions\nx,1,1,1,many\n")
+                .find("bad.ncu.csv:2: column 'instructions': 'many' is not a number"),
+            std::string::npos);
+  EXPECT_NE(error("kernel,grid,block,registers,instructions\nx,1,1,1,-5\n").find("bad.ncu.csv:2"),
+            std::string::npos);
+  EXPECT_NE(error("kernel,grid,block,registers,instructions\nx,1,1\n")
+                .find("bad.ncu.csv:2: 3 fields, the header has 5"),
+            std::string::npos);
+}
+
+TEST(InstructionSidecar, ShippedTraceIsFullyMeasured) {
+  // The sidecar beside the shipped trace matches every SM kernel of both
+  // iterations; memsets (copy engine) have no instructions.
+  const Workload w = read_kineto(test::shipped_trace_path());
+  double per_iteration[2] = {0, 0};
+  std::size_t measured = 0;
+  for (const Kernel& k : w.kernels) {
+    if (k.cls == KernelClass::memset) {
+      EXPECT_EQ(k.work.instructions, 0);
+      continue;
+    }
+    measured += k.work.instructions_source == InstructionSource::ncu;
+    per_iteration[k.iteration] += k.work.instructions;
+  }
+  EXPECT_EQ(measured, 2876u);
+  // Both iterations take the same rows: sum of the sidecar's instructions column.
+  EXPECT_NEAR(per_iteration[0], 2.8794e10, 0.0001e10);
+  EXPECT_DOUBLE_EQ(per_iteration[0], per_iteration[1]);
+}
+
+TEST(NativeFormat, VersionOneIsRejectedWithAHint) {
+  test::TempDir dir;
+  const std::string p = dir.write("old.dvfsim", "# dvfsim-trace v1\ndevice=h200\n");
+  try {
+    read_native(p);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("v1 has no instruction counts"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace dvfsim

@@ -1,0 +1,174 @@
+#include "traces/instructions.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "sim/error.h"
+#include "traces/capture_info.h"
+#include "traces/gzip_io.h"
+
+namespace dvfsim {
+namespace {
+
+struct Row {
+  std::string base;
+  std::uint64_t grid = 0, block = 0;
+  std::uint32_t registers = 0;
+  double instructions = 0;
+};
+using Key = std::tuple<std::string, std::uint64_t, std::uint64_t, std::uint32_t>;
+
+// RFC 4180 fields: quoted fields may hold commas and doubled quotes.
+std::vector<std::string> split_csv(std::string_view line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        out.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        out.back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.emplace_back();
+    } else if (c != '\r') {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
+std::vector<Row> read_sidecar(const std::string& path) {
+  const std::string text = traces::read_file(path, 0);
+  std::vector<Row> rows;
+  std::map<std::string, std::size_t> col;
+  std::size_t pos = 0;
+  int lineno = 0;
+  bool have_header = false;
+  while (pos < text.size()) {
+    const std::size_t nl = text.find('\n', pos);
+    const std::string_view line(text.data() + pos,
+                                (nl == std::string::npos ? text.size() : nl) - pos);
+    pos = nl == std::string::npos ? text.size() : nl + 1;
+    ++lineno;
+    if (line.empty() || line[0] == '#') continue;
+    const auto f = split_csv(line);
+    if (!have_header) {
+      for (std::size_t i = 0; i < f.size(); ++i) col[f[i]] = i;
+      for (const char* c : {"kernel", "grid", "block", "registers", "instructions"})
+        if (!col.count(c))
+          throw InputError(
+              fmt::format("{}:{}: missing column '{}' (docs/trace-format.md)", path, lineno, c));
+      have_header = true;
+      continue;
+    }
+    if (f.size() != col.size())
+      throw InputError(
+          fmt::format("{}:{}: {} fields, the header has {}", path, lineno, f.size(), col.size()));
+    auto num = [&](const char* c) {
+      const std::string& s = f[col.at(c)];
+      try {
+        std::size_t used = 0;
+        const double v = std::stod(s, &used);
+        if (used != s.size() || !std::isfinite(v) || v < 0) throw std::invalid_argument(s);
+        return v;
+      } catch (const std::exception&) {
+        throw InputError(
+            fmt::format("{}:{}: column '{}': '{}' is not a number >= 0", path, lineno, c, s));
+      }
+    };
+    Row r;
+    r.base = kernel_base_name(f[col.at("kernel")]);
+    r.grid = static_cast<std::uint64_t>(num("grid"));
+    r.block = static_cast<std::uint64_t>(num("block"));
+    r.registers = static_cast<std::uint32_t>(num("registers"));
+    r.instructions = num("instructions");
+    rows.push_back(std::move(r));
+  }
+  if (!have_header) throw InputError(fmt::format("{}: no header line", path));
+  return rows;
+}
+
+bool runs_on_sms(const Kernel& k) {
+  return k.cls != KernelClass::memcpy && k.cls != KernelClass::memset;
+}
+
+}  // namespace
+
+std::string kernel_base_name(std::string_view s) {
+  std::string n(s);
+  for (const std::string_view anon : {"(anonymous namespace)::", "<unnamed>::"}) {
+    for (std::size_t at; (at = n.find(anon)) != std::string::npos;) n.erase(at, anon.size());
+  }
+  if (n.rfind("void ", 0) == 0) n.erase(0, 5);
+  n = n.substr(0, n.find_first_of("<("));
+  const std::size_t colons = n.rfind("::");
+  if (colons != std::string::npos) n.erase(0, colons + 2);
+  return n;
+}
+
+void annotate_instructions_from(Workload& w, const std::string& ncu_csv_path) {
+  for (Kernel& k : w.kernels) {
+    k.work.instructions = estimated_instructions(k.cls, k.work.flops, k.work.dram_bytes);
+    k.work.instructions_source = InstructionSource::estimated;
+  }
+  w.capture.instructions_source = "estimated per class (no .ncu.csv sidecar)";
+  if (ncu_csv_path.empty()) return;
+  const std::vector<Row> rows = read_sidecar(ncu_csv_path);
+
+  // The sidecar holds the SM kernels of one iteration in launch order. Each
+  // iteration of the trace takes them kernel by kernel: the next unused row
+  // with the same name, grid, block and registers. Reordered launches still
+  // match; kernels without a row keep the estimate.
+  std::map<Key, std::vector<std::size_t>> by_key;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    by_key[{rows[i].base, rows[i].grid, rows[i].block, rows[i].registers}].push_back(i);
+  std::map<std::uint32_t, std::string> base_of;  // name_id -> base name
+  std::size_t matched = 0, total = 0;
+  std::int32_t iteration = -1;
+  std::map<Key, std::size_t> used;
+  for (Kernel& k : w.kernels) {
+    if (!runs_on_sms(k)) continue;
+    if (k.iteration != iteration) {
+      iteration = k.iteration;
+      used.clear();
+    }
+    ++total;
+    auto [it, fresh] = base_of.try_emplace(k.name_id);
+    if (fresh) it->second = kernel_base_name(w.names[k.name_id]);
+    const auto& l = k.launch;
+    const Key key{it->second, std::uint64_t{l.grid[0]} * l.grid[1] * l.grid[2],
+                  std::uint64_t{l.block[0]} * l.block[1] * l.block[2], l.registers_per_thread};
+    const auto found = by_key.find(key);
+    if (found == by_key.end()) continue;
+    std::size_t& n = used[key];
+    if (n >= found->second.size()) continue;
+    k.work.instructions = rows[found->second[n++]].instructions;
+    k.work.instructions_source = InstructionSource::ncu;
+    ++matched;
+  }
+  w.capture.instructions_source = fmt::format(
+      "{}: measured for {} of {} SM kernels ({} rows per iteration), the rest estimated per "
+      "class",
+      std::filesystem::path(ncu_csv_path).filename().string(), matched, total, rows.size());
+}
+
+void annotate_instructions(Workload& w, const std::string& trace_path) {
+  std::string sidecar = trace_stem(trace_path) + ".ncu.csv";
+  if (!std::filesystem::exists(sidecar)) sidecar += ".gz";
+  annotate_instructions_from(w, std::filesystem::exists(sidecar) ? sidecar : "");
+}
+
+}  // namespace dvfsim

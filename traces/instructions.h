@@ -1,0 +1,26 @@
+#pragma once
+// Instruction counts of a workload's kernels (Work::instructions): measured
+// ones from an Nsight Compute sidecar `<trace stem>.ncu.csv` where it exists,
+// the per-class estimate (estimated_instructions) for every other kernel.
+// docs/trace-format.md, "Instruction counts", describes the sidecar.
+#include <string>
+#include <string_view>
+
+#include "sim/workload.h"
+
+namespace dvfsim {
+
+// The part of a demangled kernel name that Kineto and Nsight Compute spell
+// alike: the function's own name, without return type, namespaces, template
+// arguments and parameters ("void at::native::foo<8, float>(int)" -> "foo").
+std::string kernel_base_name(std::string_view demangled);
+
+// Fills Work::instructions of every kernel of `w`; reads the sidecar of
+// `trace_path` if there is one and records what it matched in
+// w.capture.instructions_source.
+void annotate_instructions(Workload& w, const std::string& trace_path);
+
+// The same with an explicit sidecar path (empty: estimates only).
+void annotate_instructions_from(Workload& w, const std::string& ncu_csv_path);
+
+}  // namespace dvfsim
