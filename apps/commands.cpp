@@ -159,15 +159,20 @@ void add_calibrate(CLI::App& app, int& exit_code) {
       app.add_subcommand("calibrate", "Fit a device's power coefficients from measurements");
   struct Opts {
     std::string device, csv, out;
+    bool fit_voltage = false;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("--device", o->device, "Device name or YAML path to start from")->required();
   cmd->add_option("--measurements", o->csv, "Measurement CSV (docs/calibration.md)")->required();
   cmd->add_option("--out", o->out, "Device YAML to write")->required();
+  cmd->add_flag("--fit-voltage", o->fit_voltage,
+                "Also choose the V/F curve's floor and knee (GPUs without a voltage readout)");
   cmd->callback([o, &exit_code] {
     const LoadedDevice ld = load_device(o->device);
     const auto rows = read_calibration_csv(o->csv);
-    const CalibrationFit fit = fit_power(ld.device, rows);
+    const CalibrationFit fit =
+        o->fit_voltage ? fit_voltage_and_power(ld.device, rows) : fit_power(ld.device, rows);
+    if (!fit.voltage_note.empty()) std::cout << "voltage curve: " << fit.voltage_note << "\n";
     std::cout << fmt::format("{:<28} {:>12} {:>12} {:>9}\n", "measurement", "measured W", "model W",
                              "error");
     for (const auto& r : fit.rows)
@@ -180,7 +185,8 @@ void add_calibrate(CLI::App& app, int& exit_code) {
     std::cout << fmt::format(
         "fitted: const {:.2f} W, leak {:.2f} W/V, clock {:.3f} W/(V^2 GHz), busy {:.2f} W/(V^2 "
         "GHz), "
-        "tensor {:.2f} W/(V^2 GHz), FP32 {:.2f} W/(V^2 GHz), memory active {:.2f} W/GHz, memory "
+        "tensor {:.2f} W/(V^2 GHz), SIMT issue {:.2f} W/(V^2 GHz), memory active {:.2f} W/GHz, "
+        "memory "
         "idle {:.3f} W/GHz\n",
         p.const_w, p.leak_w_per_v, p.clock_w_per_v2ghz, p.busy_w_per_v2ghz, p.compute_w_per_v2ghz,
         p.simt_w_per_v2ghz, p.memory_active_w_per_ghz, p.memory_idle_w_per_ghz);

@@ -7,9 +7,11 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "sim/error.h"
+#include "sim/workload.h"
 
 namespace dvfsim {
 namespace {
@@ -65,7 +67,14 @@ Terms terms(const Device& d, const CalibrationRow& r) {
   const double bw = d.dram_bandwidth_gbs * 1e9 * r.memory_mhz / d.dram_bandwidth_memory_mhz;
   const double u = r.window_s > 0 && peak > 0 ? std::min(1.0, r.flops / (r.window_s * peak)) : 0.0;
   t.u_compute = tensor ? u : 0.0;
-  t.u_simt = tensor ? 0.0 : u;
+  double inst = r.instructions;
+  if (inst < 0) {
+    const auto cls = r.cls == "mixed" ? std::optional<KernelClass>(KernelClass::gemm)
+                                      : parse_kernel_class(r.cls);
+    inst = cls ? estimated_instructions(*cls, r.flops, r.dram_bytes) : 0.0;
+  }
+  const double issue = d.issue_per_s(static_cast<std::int32_t>(std::lround(r.core_mhz)));
+  t.u_simt = r.window_s > 0 && issue > 0 ? std::min(1.0, inst / (r.window_s * issue)) : 0.0;
   t.u_memory = r.window_s > 0 && bw > 0 ? std::min(1.0, r.dram_bytes / (r.window_s * bw)) : 0.0;
   return t;
 }
@@ -123,6 +132,8 @@ std::vector<CalibrationRow> read_calibration_csv(const std::string& path) {
     r.flops = num("flops");
     r.dram_bytes = num("dram_bytes");
     if (col.count("energy_j")) r.energy_j = num("energy_j");
+    if (col.count("instructions") && !f[col.at("instructions")].empty())
+      r.instructions = num("instructions");
     if (col.count("source")) r.source = f[col.at("source")];
     if (r.window_s <= 0) throw InputError(fmt::format("{}:{}: window_s must be > 0", path, lineno));
     if (r.core_mhz <= 0 || r.memory_mhz <= 0)
@@ -177,7 +188,7 @@ CalibrationFit fit_power(const Device& d, const std::vector<CalibrationRow>& row
   std::vector<const CalibrationRow*> active;
   for (const auto& r : rows)
     if (!is_idle(r) && !is_deep_idle(r) && !is_mixed(r) && r.busy_s > 0) active.push_back(&r);
-  constexpr int kCols = 4;  // busy, tensor compute, FP32 compute, memory
+  constexpr int kCols = 4;  // busy, tensor compute, SIMT issue, memory
   if (active.size() >= kCols) {
     Eigen::MatrixXd a(static_cast<Eigen::Index>(active.size()), kCols);
     Eigen::VectorXd y(static_cast<Eigen::Index>(active.size()));
@@ -243,6 +254,39 @@ CalibrationFit fit_power(const Device& d, const std::vector<CalibrationRow>& row
   return fit;
 }
 
+CalibrationFit fit_voltage_and_power(const Device& d, const std::vector<CalibrationRow>& rows) {
+  if (d.voltage_curve.empty() || d.core_clocks_mhz.empty())
+    throw InputError(fmt::format("{}: no voltage curve to start from", d.source_path));
+  const VoltagePoint top = d.voltage_curve.back();
+  const std::int32_t lo = d.core_clocks_mhz.front();
+  CalibrationFit best;
+  bool have = false;
+  Device trial = d;
+  for (int mv = 600; mv <= 800; mv += 10) {
+    const double v0 = mv * 1e-3;
+    if (v0 > top.volts) break;
+    for (std::int32_t knee = lo; knee <= top.core_mhz - 400; knee += 50) {
+      trial.voltage_curve = {{lo, v0}};
+      if (knee > lo) trial.voltage_curve.push_back({knee, v0});
+      trial.voltage_curve.push_back(top);
+      CalibrationFit f = fit_power(trial, rows);
+      const bool better = !have || f.max_abs_error_pct < best.max_abs_error_pct - 1e-9 ||
+                          (std::abs(f.max_abs_error_pct - best.max_abs_error_pct) <= 1e-9 &&
+                           f.rms_error_pct < best.rms_error_pct);
+      if (better) {
+        best = std::move(f);
+        best.voltage_curve = trial.voltage_curve;
+        have = true;
+      }
+    }
+  }
+  best.voltage_note = fmt::format(
+      "flat {:.2f} V to {} MHz, then linear to {:.2f} V at {} MHz",
+      best.voltage_curve.front().volts,
+      best.voltage_curve.size() > 2 ? best.voltage_curve[1].core_mhz : lo, top.volts, top.core_mhz);
+  return best;
+}
+
 std::string rewrite_device_yaml(const std::string& yaml_text, const std::string& yaml_path,
                                 const CalibrationFit& fit, const std::string& csv_path) {
   const PowerParams& p = fit.power;
@@ -281,6 +325,29 @@ std::string rewrite_device_yaml(const std::string& yaml_text, const std::string&
         "max {:.2f} %)\"}}",
         value, csv_path, fit.rows.size(), fit.rms_error_pct, fit.max_abs_error_pct);
     out.replace(open, close - open + 1, repl);
+  }
+  if (!fit.voltage_curve.empty()) {
+    // The `voltage:` block's `points:` and `source:` lines.
+    const std::size_t block = out.find("\nvoltage:");
+    const std::size_t pts = block == std::string::npos ? block : out.find("\n  points:", block);
+    const std::size_t src = pts == std::string::npos ? pts : out.find("\n  source:", pts);
+    if (src == std::string::npos)
+      throw InputError(fmt::format(
+          "{}: field 'voltage': expected `points:` then `source:` lines to rewrite", yaml_path));
+    std::string points = "  points: [";
+    for (std::size_t i = 0; i < fit.voltage_curve.size(); ++i)
+      points += fmt::format("{}[{}, {:.2f}]", i ? ", " : "", fit.voltage_curve[i].core_mhz,
+                            fit.voltage_curve[i].volts);
+    points += "]";
+    const std::string source = fmt::format(
+        "  source: \"calibrated: shape chosen by dvfsim calibrate --fit-voltage against {} ({}; "
+        "grid over floor voltage and knee, smallest max row error {:.2f} %); the top point is "
+        "kept from the file it started from\"",
+        csv_path, fit.voltage_note, fit.max_abs_error_pct);
+    const std::size_t src_end = std::min(out.find('\n', src + 1), out.size());
+    out.replace(src + 1, src_end - src - 1, source);
+    const std::size_t pts_end = std::min(out.find('\n', pts + 1), out.size());
+    out.replace(pts + 1, pts_end - pts - 1, points);
   }
   return out;
 }

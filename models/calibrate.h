@@ -5,9 +5,11 @@
 //
 // CSV columns (docs/calibration.md): name, class, core_mhz, core_mhz_p10,
 // core_mhz_p90, memory_mhz, window_s, busy_s, energy_j, mean_power_w, flops,
-// dram_bytes, launches, reasons_mask, source. One row per energy window: the
-// mean clocks seen, the summed kernel time (busy_s) inside the window, the
-// FLOPs and DRAM bytes done in it.
+// dram_bytes, launches, reasons_mask, source, and optionally instructions.
+// One row per energy window: the mean clocks seen, the summed kernel time
+// (busy_s) inside the window, the FLOPs, DRAM bytes and warp instructions
+// done in it. Without an instructions column (or with a negative value) the
+// per-class estimate of sim/workload.h stands in.
 #include <string>
 #include <vector>
 
@@ -22,6 +24,7 @@ struct CalibrationRow {
   double window_s = 0, busy_s = 0;
   double energy_j = 0, mean_power_w = 0;
   double flops = 0, dram_bytes = 0;
+  double instructions = -1;  // warp instructions in the window; < 0: not measured
   std::string source;
   int line = 0;
 };
@@ -40,6 +43,9 @@ struct CalibrationFit {
   double rms_error_pct = 0;
   double max_abs_error_pct = 0;
   double idle_scale = 1.0;
+  // Set by fit_voltage_and_power: the V/F curve the fit chose.
+  std::vector<VoltagePoint> voltage_curve;
+  std::string voltage_note;
 };
 
 // Average board power the `cmos` model predicts for a measurement row.
@@ -47,8 +53,16 @@ double predict_row_power_w(const Device& d, const PowerParams& p, const Calibrat
 
 CalibrationFit fit_power(const Device& d, const std::vector<CalibrationRow>& rows);
 
+// For GPUs that report no voltage: also chooses the V/F curve's shape, a flat
+// floor v0 up to a knee clock, then linear to the curve's top point (kept).
+// Grid: v0 from 0.60 to 0.80 V in 0.01 V steps, knee from the lowest clock
+// in 50 MHz steps up to 400 MHz below the top. Picks the smallest maximum row
+// error, then the smallest RMS error.
+CalibrationFit fit_voltage_and_power(const Device& d, const std::vector<CalibrationRow>& rows);
+
 // Rewrites the `power:` numbers of the device YAML text with the fitted values
-// and a `calibrated:` source naming the CSV; everything else is kept.
+// and a `calibrated:` source naming the CSV, and the `voltage:` points when the
+// fit chose them; everything else is kept.
 std::string rewrite_device_yaml(const std::string& yaml_text, const std::string& yaml_path,
                                 const CalibrationFit& fit, const std::string& csv_path);
 

@@ -2,7 +2,8 @@
 // The `cmos` power model (DESIGN.md, "Models"), with fc and fm in GHz:
 //   P = const + leak·V(fc) + clock·V²·fc + mem_idle·fm            (context idle)
 //     + (u_busy·busy + u_c·compute + u_s·simt)·V²·fc + u_m·mem_active·fm  (a kernel)
-// u_c: tensor-core utilisation, u_s: FP32-pipe utilisation.
+// u_c: tensor-core utilisation, u_s: SIMT issue utilisation (warp instructions
+// per scheduler cycle).
 // Linear in the utilisations, as the governor requires.
 #include <vector>
 

@@ -244,10 +244,13 @@ void parse(const YAML::Node& root, Reader& r, Device& d) {
 
   const YAML::Node c = r.child(root, "", "compute");
   r.only_keys(c, "compute",
-              {"sm_count", "tensor_flops_per_clock_per_sm", "fp32_flops_per_clock_per_sm"});
+              {"sm_count", "tensor_flops_per_clock_per_sm", "fp32_flops_per_clock_per_sm",
+               "warp_schedulers_per_sm"});
   d.sm_count = static_cast<std::int32_t>(r.number(c, "compute", "sm_count", 1, 10000));
   d.tensor_flops_per_clock_per_sm = r.number(c, "compute", "tensor_flops_per_clock_per_sm", 1, 1e6);
   d.fp32_flops_per_clock_per_sm = r.number(c, "compute", "fp32_flops_per_clock_per_sm", 1, 1e6);
+  d.warp_schedulers_per_sm =
+      static_cast<std::int32_t>(r.number(c, "compute", "warp_schedulers_per_sm", 1, 64));
 
   const YAML::Node m = r.child(root, "", "memory");
   r.only_keys(m, "memory", {"bandwidth_gbs", "bandwidth_memory_mhz"});
@@ -279,11 +282,7 @@ void parse(const YAML::Node& root, Reader& r, Device& d) {
   d.power.clock_w_per_v2ghz = r.number(p, "power", "clock_w_per_v2ghz", 0, 1e5);
   d.power.busy_w_per_v2ghz = r.number(p, "power", "busy_w_per_v2ghz", 0, 1e5);
   d.power.compute_w_per_v2ghz = r.number(p, "power", "compute_w_per_v2ghz", 0, 1e5);
-  // Optional for files written before the FP32 term existed: then FP32 work
-  // costs what tensor work costs per unit of utilisation.
-  d.power.simt_w_per_v2ghz = p["simt_w_per_v2ghz"]
-                                 ? r.number(p, "power", "simt_w_per_v2ghz", 0, 1e5)
-                                 : d.power.compute_w_per_v2ghz;
+  d.power.simt_w_per_v2ghz = r.number(p, "power", "simt_w_per_v2ghz", 0, 1e5);
   d.power.memory_active_w_per_ghz = r.number(p, "power", "memory_active_w_per_ghz", 0, 1e5);
   d.power.memory_idle_w_per_ghz = r.number(p, "power", "memory_idle_w_per_ghz", 0, 1e5);
 

@@ -54,6 +54,9 @@ std::vector<KernelCost> RooflineOverlap::prepare(const Workload& w, const Device
     const Kernel& k = w.kernels[i];
     KernelCost& kc = out[i];
     kc.flops = k.work.flops;
+    // Same instruction count on every target: an assumption (another
+    // architecture compiles the kernel to a different mix), docs/devices.md.
+    kc.instructions = k.work.instructions;
     kc.tensor = k.cls == KernelClass::gemm || k.cls == KernelClass::attention;
     // DRAM bytes as they cross the memory bus on each device.
     const double bytes = k.work.dram_bytes * (kc.tensor ? amp_capture : 1.0);
@@ -93,12 +96,10 @@ Utilisation RooflineOverlap::utilisation(const KernelCost& k, const Clocks& c,
   u.busy = 1.0;
   if (duration_ns <= 0) return u;
   const double s = duration_ns * 1e-9;
-  if (k.flops > 0) {
-    if (k.tensor)
-      u.compute = std::min(1.0, k.flops / (s * target_.tensor_flops_per_s(c.core_mhz)));
-    else
-      u.simt = std::min(1.0, k.flops / (s * target_.fp32_flops_per_s(c.core_mhz)));
-  }
+  if (k.flops > 0 && k.tensor)
+    u.compute = std::min(1.0, k.flops / (s * target_.tensor_flops_per_s(c.core_mhz)));
+  if (k.instructions > 0)
+    u.simt = std::min(1.0, k.instructions / (s * target_.issue_per_s(c.core_mhz)));
   if (k.dram_bytes > 0)
     u.memory = std::min(1.0, k.dram_bytes / (s * target_.dram_bytes_per_s(c.memory_mhz)));
   return u;

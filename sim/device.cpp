@@ -56,6 +56,9 @@ double Device::tensor_flops_per_s(std::int32_t core_mhz) const {
 double Device::fp32_flops_per_s(std::int32_t core_mhz) const {
   return fp32_flops_per_clock_per_sm * sm_count * core_mhz * 1e6;
 }
+double Device::issue_per_s(std::int32_t core_mhz) const {
+  return static_cast<double>(warp_schedulers_per_sm) * sm_count * core_mhz * 1e6;
+}
 double Device::dram_bytes_per_s(std::int32_t memory_mhz) const {
   return dram_bandwidth_gbs * 1e9 * memory_mhz / dram_bandwidth_memory_mhz;
 }

@@ -26,15 +26,15 @@ struct VoltagePoint {
 // Coefficients of the `cmos` power model (DESIGN.md, "Models").
 //   P_idle(fc, fm) = const + leak·V + clock·V²·fc + mem_idle·fm
 //   P_kernel       = P_idle + (busy + u_c·compute + u_s·simt)·V²·fc + u_m·mem_active·fm
-// with u_c the tensor-core and u_s the FP32-pipe utilisation
-// with fc and fm in GHz.
+// with u_c the tensor-core utilisation, u_s the SIMT issue utilisation (warp
+// instructions / (SMs x warp schedulers x clock x time)), fc and fm in GHz.
 struct PowerParams {
   double const_w = 0.0;
   double leak_w_per_v = 0.0;
   double clock_w_per_v2ghz = 0.0;
   double busy_w_per_v2ghz = 0.0;
   double compute_w_per_v2ghz = 0.0;  // tensor-core work
-  double simt_w_per_v2ghz = 0.0;     // FP32 (SIMT) work
+  double simt_w_per_v2ghz = 0.0;     // instruction issue (SIMT pipes)
   double memory_active_w_per_ghz = 0.0;
   double memory_idle_w_per_ghz = 0.0;
   double limit_w = 0.0;
@@ -90,6 +90,8 @@ struct Device {
   std::int32_t sm_count = 0;
   double tensor_flops_per_clock_per_sm = 0.0;  // dense bf16/fp16, FP32 accumulate
   double fp32_flops_per_clock_per_sm = 0.0;
+  // Warp instructions an SM can issue per clock (one per warp scheduler).
+  std::int32_t warp_schedulers_per_sm = 0;
   double dram_bandwidth_gbs = 0.0;             // at `dram_bandwidth_memory_mhz`
   std::int32_t dram_bandwidth_memory_mhz = 0;  // bandwidth scales with the memory clock
 
@@ -107,6 +109,7 @@ struct Device {
   std::string why_unsupported(std::int32_t core_mhz, std::int32_t memory_mhz) const;
   double tensor_flops_per_s(std::int32_t core_mhz) const;
   double fp32_flops_per_s(std::int32_t core_mhz) const;
+  double issue_per_s(std::int32_t core_mhz) const;  // warp instructions per second, whole GPU
   double dram_bytes_per_s(std::int32_t memory_mhz) const;
   std::int32_t max_core_mhz() const { return core_clocks_mhz.back(); }
   std::int32_t max_memory_mhz() const { return memory_clocks_mhz.back(); }

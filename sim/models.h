@@ -32,12 +32,14 @@ struct KernelCost {
   double memory_ns_mhz = 0.0;   // memory part x memory clock
   double flops = 0.0;
   double dram_bytes = 0.0;
-  bool tensor = false;  // runs on the tensor cores (peak compute = tensor peak)
+  double instructions = 0.0;  // warp instructions on the SMs (Work::instructions)
+  bool tensor = false;        // runs on the tensor cores (peak compute = tensor peak)
 };
 
 // Fractions of the time a unit is busy, averaged over an interval: `busy` the
 // GPU executes a kernel, `compute` the tensor cores run at peak, `memory` DRAM
-// runs at peak bandwidth, `simt` the FP32 (SIMT) pipes run at peak. Time-weighted averages of
+// runs at peak bandwidth, `simt` every warp scheduler issues an instruction each
+// cycle (warp instructions / (SMs x schedulers x clock x time)). Time-weighted averages of
 // Utilisation are valid Utilisations; power models must be linear in them (the governor relies on
 // it).
 struct Utilisation {

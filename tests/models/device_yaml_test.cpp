@@ -54,8 +54,11 @@ TEST(DeviceYaml, VoltageCurveIsMonotoneAndInterpolates) {
     EXPECT_GE(d.volts(f), last) << f;
     last = d.volts(f);
   }
-  EXPECT_DOUBLE_EQ(d.volts(1005), 0.70);
-  EXPECT_NEAR(d.volts(1492), 0.85, 0.001);  // halfway between 1005 and 1980
+  // Calibrated shape: flat 0.64 V to 495 MHz, then linear to 1.00 V at 1980 MHz.
+  EXPECT_DOUBLE_EQ(d.volts(345), 0.64);
+  EXPECT_DOUBLE_EQ(d.volts(495), 0.64);
+  EXPECT_NEAR(d.volts(1237), 0.82, 0.001);  // about halfway between 495 and 1980
+  EXPECT_DOUBLE_EQ(d.volts(1980), 1.00);
 }
 
 TEST(DeviceYaml, NumberWithoutSourceIsRejectedNamingTheField) {

@@ -254,6 +254,7 @@ compute:
   sm_count: {value: 10, source: "assumption: test"}
   tensor_flops_per_clock_per_sm: {value: 1024, source: "assumption: test"}
   fp32_flops_per_clock_per_sm: {value: 128, source: "assumption: test"}
+  warp_schedulers_per_sm: {value: 4, source: "assumption: test"}
 memory:
   bandwidth_gbs: {value: 100, source: "assumption: test"}
   bandwidth_memory_mhz: {value: 1000, source: "assumption: test"}
@@ -273,6 +274,7 @@ power:
   clock_w_per_v2ghz: {value: 5, source: "assumption: test"}
   busy_w_per_v2ghz: {value: 5, source: "assumption: test"}
   compute_w_per_v2ghz: {value: 50, source: "assumption: test"}
+  simt_w_per_v2ghz: {value: 17, source: "assumption: test"}
   memory_active_w_per_ghz: {value: 5, source: "assumption: test"}
   memory_idle_w_per_ghz: {value: 1, source: "assumption: test"}
 governor:
