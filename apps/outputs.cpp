@@ -58,6 +58,7 @@ std::string summary_json(const RunSpec& spec, const Simulation& sim) {
     j.field("switch_latency_us", sim.engine.switch_latency_override_us);
   else
     j.key("switch_latency_us").null();
+  j.field("data_activity", sim.data_activity);
   j.field("seed", static_cast<std::uint64_t>(spec.seed));
   result_numbers(j, r);
   j.key("iteration_time_s").begin_array();

@@ -17,7 +17,8 @@
 namespace dvfsim {
 
 const std::vector<std::string>& engine_setting_keys() {
-  static const std::vector<std::string> keys = {"switch_latency_us", "memory_stall_us"};
+  static const std::vector<std::string> keys = {"switch_latency_us", "memory_stall_us",
+                                                "data_activity"};
   return keys;
 }
 
@@ -116,11 +117,23 @@ Simulation simulate(const RunSpec& spec) {
       sim.engine.switch_latency_override_us = microseconds();
     } else if (key == "memory_stall_us") {
       sim.engine.memory_stall_override_us = microseconds();
+    } else if (key == "data_activity") {
+      double v = -1;
+      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+      if (ec != std::errc() || ptr != value.data() + value.size() || !(v >= 0 && v <= 1))
+        throw InputError(fmt::format(
+            "--set data_activity={}: expected a number in [0, 1] (1: random data)", value));
+      sim.data_activity = v;
     } else {
       policy_settings[key] = value;
     }
   }
   sim.policy_params = resolve_params(info, policy_settings).all();
+  if (sim.data_activity != 1.0) {
+    auto scaled = std::make_shared<LoadedDevice>(*sim.target);
+    scaled->device = sim.target->device.with_data_activity(sim.data_activity);
+    sim.target = scaled;
+  }
 
   const Prepared p = prepare(sim.workload, sim.target);
   sim.capture = p.capture;

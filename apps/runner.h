@@ -35,6 +35,7 @@ struct Simulation {
   std::string latency_model = "roofline-overlap";
   std::string power_model = "cmos";
   std::string governor = "native";
+  double data_activity = 1.0;  // --set data_activity (Device::with_data_activity)
   EngineConfig engine;
   std::map<std::string, std::string> policy_params;  // resolved, defaults filled
   RunResult result;

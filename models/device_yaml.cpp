@@ -271,10 +271,11 @@ void parse(const YAML::Node& root, Reader& r, Device& d) {
   d.latency.tensor_dram_amplification = r.number(l, "latency", "tensor_dram_amplification", 1, 100);
 
   const YAML::Node p = r.child(root, "", "power");
-  r.only_keys(p, "power",
-              {"limit_w", "deep_idle_w", "const_w", "leak_w_per_v", "clock_w_per_v2ghz",
-               "busy_w_per_v2ghz", "compute_w_per_v2ghz", "simt_w_per_v2ghz",
-               "memory_active_w_per_ghz", "memory_idle_w_per_ghz"});
+  r.only_keys(
+      p, "power",
+      {"limit_w", "deep_idle_w", "const_w", "leak_w_per_v", "clock_w_per_v2ghz", "busy_w_per_v2ghz",
+       "compute_w_per_v2ghz", "simt_w_per_v2ghz", "memory_active_w_per_ghz",
+       "memory_idle_w_per_ghz", "data_share_memory", "data_share_compute"});
   d.power.limit_w = r.number(p, "power", "limit_w", 1, 1e5);
   d.power.deep_idle_w = r.number(p, "power", "deep_idle_w", 0, 1e5);
   d.power.const_w = r.number(p, "power", "const_w", 0, 1e5);
@@ -285,6 +286,11 @@ void parse(const YAML::Node& root, Reader& r, Device& d) {
   d.power.simt_w_per_v2ghz = r.number(p, "power", "simt_w_per_v2ghz", 0, 1e5);
   d.power.memory_active_w_per_ghz = r.number(p, "power", "memory_active_w_per_ghz", 0, 1e5);
   d.power.memory_idle_w_per_ghz = r.number(p, "power", "memory_idle_w_per_ghz", 0, 1e5);
+  // Optional: without them power does not depend on the data (random data).
+  if (p["data_share_memory"])
+    d.power.data_share_memory = r.number(p, "power", "data_share_memory", 0, 1);
+  if (p["data_share_compute"])
+    d.power.data_share_compute = r.number(p, "power", "data_share_compute", 0, 1);
 
   const YAML::Node g = r.child(root, "", "governor");
   r.only_keys(g, "governor", {"period_ms", "up_step_mhz", "target_fraction"});

@@ -39,6 +39,11 @@ struct PowerParams {
   double memory_idle_w_per_ghz = 0.0;
   double limit_w = 0.0;
   double deep_idle_w = 0.0;  // no CUDA context, clocks at their floor
+  // Share of the memory-active and of the compute (tensor + SIMT) power that
+  // comes from data toggling: gone when the data are constant (zeros), all
+  // there for random data (the default). 0 when the file gives none.
+  double data_share_memory = 0.0;
+  double data_share_compute = 0.0;
 };
 
 // The firmware governor: samples power every `period_ms`, caps the core clock.
@@ -101,6 +106,12 @@ struct Device {
   LatencyDistribution core_switch;
   LatencyDistribution memory_switch;
   double memory_switch_stall_us = 0.0;  // the GPU stops while memory retrains
+
+  // The device running on data whose bits toggle `activity` times as often
+  // as random data's (1: random, the calibration's data; 0: constant data):
+  // memory-active and compute coefficients lose that share of their
+  // data-dependent part. InputError outside [0, 1].
+  Device with_data_activity(double activity) const;
 
   // Derived helpers.
   double volts(std::int32_t core_mhz) const;  // linear interpolation, clamped

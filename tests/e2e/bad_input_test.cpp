@@ -84,6 +84,12 @@ TEST(BadInput, BadSwitchLatency) {
                {"switch_latency_us"});
 }
 
+TEST(BadInput, DataActivityOutsideZeroToOne) {
+  expect_error(run_dvfsim(run_args(DVFSIM_SHIPPED_TRACE,
+                                   "--device h200 --policy native --set data_activity=1.5")),
+               {"data_activity=1.5", "[0, 1]"});
+}
+
 TEST(BadInput, BadDeviceYaml) {
   const std::string dir = temp_dir("yaml");
   write(dir + "/gpu.yaml", "name: x\n  bad: [\n");

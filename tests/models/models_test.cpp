@@ -62,6 +62,49 @@ TEST(H200Model, DeviceCopyRunsAt1980MHzUncapped) {
   EXPECT_NEAR(p.power_w(copy, make_clocks(d, 1980, 3201)), 662.0, 0.05 * 662.0);
 }
 
+TEST(H200Model, ConstantDataCopyRunsAt1980MHzNear406Watt) {
+  // The ~406 W device copy of the trace README copied constant data; the
+  // calibration measured 412.0 W copying zeros and 600-662 W copying random
+  // data. At data_activity 0 the model runs the same copy uncapped at ~413 W.
+  const Device d = h200().with_data_activity(0.0);
+  CmosPower p(d);
+  const Utilisation copy{1.0, 0.0, 19747059721413.0 / 4.6001 / d.dram_bytes_per_s(3201)};
+  EXPECT_EQ(settle(copy, d, p), 1980);
+  EXPECT_NEAR(p.power_w(copy, make_clocks(d, 1980, 3201)), 406.0, 0.05 * 406.0);
+}
+
+TEST(H200Model, ConstantDataGemmDrawsNear397Watt) {
+  // gemm_bf16_m8192_n8192_k8192_zeros (measurements_extra.csv): 3.00 PFLOP in
+  // 4.70 s at 1726 MHz, 397.1 W; random data: power-capped at 691 W.
+  const Device d = h200().with_data_activity(0.0);
+  CmosPower p(d);
+  const double s = 4.7027;
+  const auto rows = read_calibration_csv(std::string(DVFSIM_SOURCE_DIR) +
+                                         "/models/calibration/h200/measurements_extra.csv");
+  for (const auto& r : rows) {
+    if (r.name != "gemm_bf16_m8192_n8192_k8192_zeros") continue;
+    const Utilisation u{r.busy_s / s, r.flops / s / d.tensor_flops_per_s(1726),
+                        r.dram_bytes / s / d.dram_bytes_per_s(3201),
+                        1.666e-4 * r.flops / s / d.issue_per_s(1726)};
+    EXPECT_NEAR(p.power_w(u, make_clocks(d, 1725, 3201)), 397.1, 0.05 * 397.1);
+    return;
+  }
+  FAIL() << "row gemm_bf16_m8192_n8192_k8192_zeros not found";
+}
+
+TEST(DataActivity, ScalesTheDataDependentShares) {
+  const Device& d = h200();
+  // share 0.70 of memory-active, 0.78 of compute and SIMT power is data toggling.
+  const Device half = d.with_data_activity(0.5);
+  EXPECT_NEAR(half.power.memory_active_w_per_ghz, d.power.memory_active_w_per_ghz * 0.65, 1e-9);
+  EXPECT_NEAR(half.power.compute_w_per_v2ghz, d.power.compute_w_per_v2ghz * 0.61, 1e-9);
+  EXPECT_NEAR(half.power.simt_w_per_v2ghz, d.power.simt_w_per_v2ghz * 0.61, 1e-9);
+  EXPECT_EQ(d.with_data_activity(1.0).power.busy_w_per_v2ghz, d.power.busy_w_per_v2ghz);
+  EXPECT_EQ(d.with_data_activity(1.0).power.compute_w_per_v2ghz, d.power.compute_w_per_v2ghz);
+  EXPECT_THROW(d.with_data_activity(1.5), InputError);
+  EXPECT_THROW(d.with_data_activity(-0.1), InputError);
+}
+
 TEST(H200Model, ContextIdleHoldsTheTopClock) {
   const Device& d = h200();
   CmosPower p(d);
