@@ -10,39 +10,12 @@
 #include <optional>
 #include <sstream>
 
+#include "sim/csv.h"
 #include "sim/error.h"
 #include "sim/workload.h"
 
 namespace dvfsim {
 namespace {
-
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        cur += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        cur += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      out.push_back(cur);
-      cur.clear();
-    } else if (c != '\r') {
-      cur += c;
-    }
-  }
-  out.push_back(cur);
-  return out;
-}
 
 // `mixed` rows are duty-cycled GEMMs: their FLOPs run on the tensor cores.
 bool is_tensor_class(const std::string& cls) {
@@ -110,15 +83,11 @@ std::vector<CalibrationRow> read_calibration_csv(const std::string& path) {
                                    header.size()));
     auto num = [&](const char* c) {
       const std::string& s = f[col.at(c)];
-      try {
-        std::size_t used = 0;
-        const double v = std::stod(s, &used);
-        if (used != s.size() || !std::isfinite(v)) throw std::invalid_argument(s);
-        return v;
-      } catch (const std::exception&) {
+      const auto v = parse_csv_double(s);
+      if (!v)
         throw InputError(
             fmt::format("{}:{}: column '{}': '{}' is not a number", path, lineno, c, s));
-      }
+      return *v;
     };
     CalibrationRow r;
     r.line = lineno;

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/csv.h"
 #include "sim/error.h"
 #include "traces/gzip_io.h"
 
@@ -31,19 +32,6 @@ std::string file_name(const std::string& path) {
 struct Window {
   double t0_s = 0, t1_s = 0;
 };
-
-// Splits one CSV line into fields (no quoting: the NVML sample files have none).
-std::vector<std::string_view> split_csv(std::string_view line) {
-  std::vector<std::string_view> out;
-  std::size_t start = 0;
-  for (;;) {
-    const std::size_t comma = line.find(',', start);
-    out.push_back(line.substr(start, comma == std::string_view::npos ? comma : comma - start));
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
 
 double parse_number(std::string_view s, const std::string& where) {
   double v = 0;
@@ -70,11 +58,10 @@ std::pair<double, double> mean_clocks_from_csv(const std::string& path, Window w
     pos = end + 1;
     ++line_no;
     if (line.empty() || line == "\r") continue;
-    const auto fields = split_csv(line);
+    const auto fields = split_csv_line(line);
     if (line_no == 1) {
       for (std::size_t i = 0; i < fields.size(); ++i) {
-        std::string_view f = fields[i];
-        if (!f.empty() && f.back() == '\r') f.remove_suffix(1);
+        const std::string& f = fields[i];
         if (f == "t") col_t = static_cast<int>(i);
         if (f == "sm_MHz") col_sm = static_cast<int>(i);
         if (f == "mem_MHz") col_mem = static_cast<int>(i);

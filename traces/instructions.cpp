@@ -2,13 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
-#include <deque>
 #include <filesystem>
 #include <map>
 #include <tuple>
 #include <vector>
 
+#include "sim/csv.h"
 #include "sim/error.h"
 #include "traces/capture_info.h"
 #include "traces/gzip_io.h"
@@ -24,32 +23,6 @@ struct Row {
 };
 using Key = std::tuple<std::string, std::uint64_t, std::uint64_t, std::uint32_t>;
 
-// RFC 4180 fields: quoted fields may hold commas and doubled quotes.
-std::vector<std::string> split_csv(std::string_view line) {
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        out.back() += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        out.back() += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      out.emplace_back();
-    } else if (c != '\r') {
-      out.back() += c;
-    }
-  }
-  return out;
-}
-
 std::vector<Row> read_sidecar(const std::string& path) {
   const std::string text = traces::read_file(path, 0);
   std::vector<Row> rows;
@@ -64,7 +37,7 @@ std::vector<Row> read_sidecar(const std::string& path) {
     pos = nl == std::string::npos ? text.size() : nl + 1;
     ++lineno;
     if (line.empty() || line[0] == '#') continue;
-    const auto f = split_csv(line);
+    const auto f = split_csv_line(line);
     if (!have_header) {
       for (std::size_t i = 0; i < f.size(); ++i) col[f[i]] = i;
       for (const char* c : {"kernel", "grid", "block", "registers", "instructions"})
@@ -79,15 +52,11 @@ std::vector<Row> read_sidecar(const std::string& path) {
           fmt::format("{}:{}: {} fields, the header has {}", path, lineno, f.size(), col.size()));
     auto num = [&](const char* c) {
       const std::string& s = f[col.at(c)];
-      try {
-        std::size_t used = 0;
-        const double v = std::stod(s, &used);
-        if (used != s.size() || !std::isfinite(v) || v < 0) throw std::invalid_argument(s);
-        return v;
-      } catch (const std::exception&) {
+      const auto v = parse_csv_double(s);
+      if (!v || *v < 0)
         throw InputError(
             fmt::format("{}:{}: column '{}': '{}' is not a number >= 0", path, lineno, c, s));
-      }
+      return *v;
     };
     Row r;
     r.base = kernel_base_name(f[col.at("kernel")]);
