@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <mutex>
 
 #include "models/cmos_power.h"
@@ -105,25 +106,21 @@ Simulation simulate(const RunSpec& spec) {
   sim.engine.seed = spec.seed;
   sim.engine.record_timeline = spec.record_timeline;
   for (const auto& [key, value] : spec.settings) {
-    auto microseconds = [&] {
+    // A number in [0, max], else an error saying what was expected.
+    auto number = [&](double max, std::string_view expected) {
       double v = -1;
       auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-      if (ec != std::errc() || ptr != value.data() + value.size() || !(v >= 0))
-        throw InputError(
-            fmt::format("--set {}={}: expected a time >= 0 in microseconds", key, value));
+      if (ec != std::errc() || ptr != value.data() + value.size() || !(v >= 0 && v <= max))
+        throw InputError(fmt::format("--set {}={}: expected {}", key, value, expected));
       return v;
     };
+    constexpr double kNoMax = std::numeric_limits<double>::infinity();
     if (key == "switch_latency_us") {
-      sim.engine.switch_latency_override_us = microseconds();
+      sim.engine.switch_latency_override_us = number(kNoMax, "a time >= 0 in microseconds");
     } else if (key == "memory_stall_us") {
-      sim.engine.memory_stall_override_us = microseconds();
+      sim.engine.memory_stall_override_us = number(kNoMax, "a time >= 0 in microseconds");
     } else if (key == "data_activity") {
-      double v = -1;
-      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-      if (ec != std::errc() || ptr != value.data() + value.size() || !(v >= 0 && v <= 1))
-        throw InputError(fmt::format(
-            "--set data_activity={}: expected a number in [0, 1] (1: random data)", value));
-      sim.data_activity = v;
+      sim.data_activity = number(1.0, "a number in [0, 1] (1: random data)");
     } else {
       policy_settings[key] = value;
     }
