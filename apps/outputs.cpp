@@ -194,47 +194,26 @@ std::string perfetto_trace_json(const Simulation& sim) {
         .end_object();
   }
   // Counter tracks, one sample per timeline segment change.
+  auto counter = [&](const char* name, const char* unit, auto value, std::int64_t start_ns) {
+    j.begin_object()
+        .field("ph", "C")
+        .field("name", name)
+        .field("pid", 0)
+        .field("ts", us(start_ns))
+        .key("args")
+        .begin_object()
+        .field(unit, value)
+        .end_object()
+        .end_object();
+  };
   double last_p = -1, last_c = -1, last_m = -1;
   for (const Segment& s : r.segments) {
-    if (s.power_w != last_p) {
-      j.begin_object()
-          .field("ph", "C")
-          .field("name", "power (W)")
-          .field("pid", 0)
-          .field("ts", us(s.start_ns))
-          .key("args")
-          .begin_object()
-          .field("W", s.power_w)
-          .end_object()
-          .end_object();
-      last_p = s.power_w;
-    }
-    if (s.core_mhz != last_c) {
-      j.begin_object()
-          .field("ph", "C")
-          .field("name", "core clock (MHz)")
-          .field("pid", 0)
-          .field("ts", us(s.start_ns))
-          .key("args")
-          .begin_object()
-          .field("MHz", s.core_mhz)
-          .end_object()
-          .end_object();
-      last_c = s.core_mhz;
-    }
-    if (s.memory_mhz != last_m) {
-      j.begin_object()
-          .field("ph", "C")
-          .field("name", "memory clock (MHz)")
-          .field("pid", 0)
-          .field("ts", us(s.start_ns))
-          .key("args")
-          .begin_object()
-          .field("MHz", s.memory_mhz)
-          .end_object()
-          .end_object();
-      last_m = s.memory_mhz;
-    }
+    if (s.power_w != last_p) counter("power (W)", "W", s.power_w, s.start_ns);
+    if (s.core_mhz != last_c) counter("core clock (MHz)", "MHz", s.core_mhz, s.start_ns);
+    if (s.memory_mhz != last_m) counter("memory clock (MHz)", "MHz", s.memory_mhz, s.start_ns);
+    last_p = s.power_w;
+    last_c = s.core_mhz;
+    last_m = s.memory_mhz;
   }
   for (const SwitchRecord& s : r.switches) {
     const char* d = s.domain == SwitchRecord::Domain::core
