@@ -228,8 +228,7 @@ CalibrationFit fit_voltage_and_power(const Device& d, const std::vector<Calibrat
     throw InputError(fmt::format("{}: no voltage curve to start from", d.source_path));
   const VoltagePoint top = d.voltage_curve.back();
   const std::int32_t lo = d.core_clocks_mhz.front();
-  CalibrationFit best;
-  bool have = false;
+  CalibrationFit best;  // empty voltage_curve: nothing tried yet
   Device trial = d;
   for (int mv = 600; mv <= 800; mv += 10) {
     const double v0 = mv * 1e-3;
@@ -239,16 +238,21 @@ CalibrationFit fit_voltage_and_power(const Device& d, const std::vector<Calibrat
       if (knee > lo) trial.voltage_curve.push_back({knee, v0});
       trial.voltage_curve.push_back(top);
       CalibrationFit f = fit_power(trial, rows);
-      const bool better = !have || f.max_abs_error_pct < best.max_abs_error_pct - 1e-9 ||
+      const bool better = best.voltage_curve.empty() ||
+                          f.max_abs_error_pct < best.max_abs_error_pct - 1e-9 ||
                           (std::abs(f.max_abs_error_pct - best.max_abs_error_pct) <= 1e-9 &&
                            f.rms_error_pct < best.rms_error_pct);
       if (better) {
         best = std::move(f);
         best.voltage_curve = trial.voltage_curve;
-        have = true;
       }
     }
   }
+  if (best.voltage_curve.empty())
+    throw InputError(fmt::format(
+        "{}: --fit-voltage needs a top voltage >= 0.60 V and a top clock at least 400 MHz above "
+        "the lowest (voltage.points ends at {} MHz, {:.2f} V)",
+        d.source_path, top.core_mhz, top.volts));
   best.voltage_note = fmt::format(
       "flat {:.2f} V to {} MHz, then linear to {:.2f} V at {} MHz",
       best.voltage_curve.front().volts,

@@ -231,6 +231,22 @@ TEST(Calibrate, FitVoltageChoosesTheShippedCurve) {
   EXPECT_GT(fit_power(d, rows).max_abs_error_pct, fit.max_abs_error_pct);
 }
 
+TEST(Calibrate, FitVoltageRefusesACurveItCannotSearch) {
+  // Top voltage below the 0.60 V floor of the grid: nothing to try.
+  Device d = h200();
+  d.voltage_curve = {{345, 0.50}, {1980, 0.55}};
+  const auto rows = read_calibration_csv(std::string(DVFSIM_SOURCE_DIR) +
+                                         "/models/calibration/h200/measurements.csv");
+  try {
+    fit_voltage_and_power(d, rows);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--fit-voltage needs a top voltage >= 0.60 V"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Calibrate, FitRecoversKnownCoefficientsFromSyntheticRows) {
   // Rows generated from known coefficients must be fitted back exactly.
   Device d = h200();
