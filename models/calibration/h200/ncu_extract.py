@@ -8,7 +8,7 @@ RAW_DIR holds micro.csv, micro.out, step_xl.csv (run_ncu.sh's $OUT). Writes:
   models/calibration/h200/instmix.csv                 per benchmark: kernels, instructions per
                                                       operation, cycles, pipes, DRAM bytes
   models/calibration/h200/measurements.csv            its `instructions` column (rewritten)
-  traces/data/gpt3xl_h200_train_b4_t2048.ncu.csv      the step's kernels, the trace sidecar
+  traces/data/gpt3xl_h200_train_b4_t2048.ncu.csv.gz   the step's kernels, the trace sidecar
 
 Benchmarks are split at the marker kernels (spin_kernel) that ncu_instmix.py
 launches before each one. Instructions in a measurement window are the
@@ -28,22 +28,22 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
-N = 1 << 28
-ROWS, D = 131072, 2048
-B, H, T, HD = 4, 16, 2048, 128
-NOMINAL_FLOPS = {  # per operation, as microbench.py counts them
-    "ew_axpy_bf16": 2 * N, "ew_axpy_fp32": 2 * N, "ew_gelu_bf16": 8 * N, "ew_gelu_fp32": 8 * N,
-    "reduce_sum_bf16": N, "reduce_sum_fp32": N, "layernorm_bf16": 8 * ROWS * D,
-    "attn_fwd_bf16": 4 * B * H * T * T * HD // 2,
-    "attn_fwdbwd_bf16": 4 * B * H * T * T * HD // 2 * 7 // 2,
-    "gemm_bf16_m8192_n8192_k8192": 2 * 8192 ** 3, "gemm_bf16_m4096_n4096_k4096": 2 * 4096 ** 3,
-    "gemm_bf16_m2048_n8192_k2048": 2 * 2048 * 8192 * 2048,
-    "gemm_bf16_m8192_n8192_k256": 2 * 8192 * 8192 * 256, "ew_tiny_launchbound": 1 << 18,
-}
 RATIO_FROM = {"gemm_duty50": "gemm_bf16_m8192_n8192_k8192",
               "gemm_duty25": "gemm_bf16_m8192_n8192_k8192",
               "gemm_duty50_p137": "gemm_bf16_m8192_n8192_k8192",
               "gemm_duty25_p137": "gemm_bf16_m8192_n8192_k8192"}
+
+
+def nominal_flops():
+    """FLOPs per operation as microbench.py counted them, from its
+    bench_details*.json (the main run first, the extra suite for the rest)."""
+    out = {}
+    for name in ("bench_details.json", "bench_details_extra.json"):
+        with open(os.path.join(HERE, name)) as f:
+            for bench, d in json.load(f)["benches"].items():
+                if d.get("flops_per_op"):
+                    out.setdefault(bench, d["flops_per_op"])
+    return out
 
 
 def read_ncu(path):
@@ -90,6 +90,7 @@ def main():
         else:
             groups[-1].append(k)
     assert len(groups) == len(order), (len(groups), len(order))
+    flops_per_op = nominal_flops()
     mix = {}
     for name, ks in zip(order, groups):
         s = lambda key: sum(num(k, key) for k in ks)
@@ -97,8 +98,8 @@ def main():
         inst = s("sm__inst_executed.sum")
         mix[name] = {
             "name": name, "kernels": len(ks), "instructions_per_op": int(inst),
-            "nominal_flops_per_op": NOMINAL_FLOPS.get(name, 0),
-            "instructions_per_flop": inst / NOMINAL_FLOPS[name] if name in NOMINAL_FLOPS else 0.0,
+            "nominal_flops_per_op": flops_per_op.get(name, 0),
+            "instructions_per_flop": inst / flops_per_op[name] if name in flops_per_op else 0.0,
             "duration_ns": int(s("gpu__time_duration.sum")), "sm_cycles": round(cyc, 1),
             "issue_utilisation": inst / (132 * 4 * cyc) if cyc else 0.0,
             "fma": int(s("sm__inst_executed_pipe_fma.sum")),
@@ -138,8 +139,9 @@ def main():
     # ---- the training step: the trace sidecar --------------------------------
     step = [k for k in read_ncu(os.path.join(raw, "step_xl.csv"))
             if "spin_kernel" not in k["Kernel Name"]]
-    side = os.path.join(ROOT, "traces", "data", "gpt3xl_h200_train_b4_t2048.ncu.csv")
-    with open(side + ".tmp", "w", newline="") as f:
+    side = os.path.join(ROOT, "traces", "data", "gpt3xl_h200_train_b4_t2048.ncu.csv.gz")
+    with gzip.GzipFile(side + ".tmp", "wb", mtime=0) as raw, \
+            io.TextIOWrapper(raw, newline="") as f:
         f.write("# SM kernels of one GPT-3-XL training step (batch 4, sequence 2048, bf16 autocast, "
                 "fused AdamW) in launch order, measured with Nsight Compute 2025.3.1 on the lent H200 "
                 "(--clock-control none, application replay, caches not flushed): "
