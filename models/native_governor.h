@@ -4,7 +4,8 @@
 // the last period, finds the highest core clock at which the power model puts
 // that activity under target_fraction x the power limit, and moves there —
 // down at once, up by at most up_step_mhz per period (the H200 drops within one
-// 100 ms sample under a GEMM and needs ~0.4 s to climb back).
+// 100 ms sample under a GEMM and needs ~0.4 s to climb back). The rule itself
+// is firmware_cap_core_mhz (sim/models.h), which planning policies use too.
 #include "sim/models.h"
 
 namespace dvfsim {
@@ -20,7 +21,6 @@ class NativeGovernor final : public Governor {
   const Device& d_;
   const PowerModel& power_;
   std::int64_t period_ns_;
-  double target_w_;
 };
 
 }  // namespace dvfsim

@@ -160,30 +160,6 @@ Clocks clocks_at(const Device& d, std::int32_t core_mhz, const Clocks& mem) {
 }
 }  // namespace
 
-std::int32_t governor_cap(const Device& d, const PowerModel& pow, const Utilisation& avg,
-                          const Clocks& current, std::int32_t current_cap_mhz) {
-  const auto& clocks = d.core_clocks_mhz;
-  const double target = d.power.limit_w * d.governor.target_fraction;
-  int best = 0;
-  for (int i = static_cast<int>(clocks.size()) - 1; i >= 0; --i) {
-    Clocks c = current;
-    c.core_mhz = clocks[static_cast<std::size_t>(i)];
-    c.core_idx = static_cast<std::int16_t>(i);
-    if (pow.power_w(avg, c) <= target) {
-      best = i;
-      break;
-    }
-  }
-  std::int32_t cap = clocks[static_cast<std::size_t>(best)];
-  if (cap > current_cap_mhz) {
-    const double limit = current_cap_mhz + d.governor.up_step_mhz;
-    auto it = std::upper_bound(clocks.begin(), clocks.end(), static_cast<std::int32_t>(limit));
-    cap = std::min(cap, *(it == clocks.begin() ? it : it - 1));
-    cap = std::max(cap, current_cap_mhz);
-  }
-  return cap;
-}
-
 Emulation emulate(const Device& d, const LatencyModel& lat, const PowerModel& pow,
                   const std::vector<ItemSpec>& kernels, const std::vector<Clocks>& pairs,
                   const EmulationStart& start) {
@@ -210,7 +186,7 @@ Emulation emulate(const Device& d, const LatencyModel& lat, const PowerModel& po
       }
       const double total = busy + gaps;
       if (total <= 0) break;
-      const std::int32_t nc = governor_cap(
+      const std::int32_t nc = firmware_cap_core_mhz(
           d, pow, Utilisation{busy / total, comp / total, mem / total}, c, d.max_core_mhz());
       if (nc == cap) break;
       cap = nc;
@@ -224,7 +200,7 @@ Emulation emulate(const Device& d, const LatencyModel& lat, const PowerModel& po
     const Utilisation avg{acc.busy / period, acc.compute / period, acc.memory / period};
     acc = {};
     next_tick += period;
-    if (capping) cap = governor_cap(d, pow, avg, eff, cap);
+    if (capping) cap = firmware_cap_core_mhz(d, pow, avg, eff, cap);
   };
   // Idle (u = 0) at `pair` (capped) for `dur` ns.
   auto idle = [&](const Clocks& pair, double dur) {
@@ -940,7 +916,7 @@ class RuleGovernor final : public Governor {
   }
   std::int32_t cap_core_mhz(const Utilisation& u, const Clocks& c,
                             std::int32_t cap) const override {
-    return governor_cap(d_, p_, u, c, cap);
+    return firmware_cap_core_mhz(d_, p_, u, c, cap);
   }
 
  private:

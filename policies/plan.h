@@ -93,14 +93,6 @@ Grouping group_identical(const std::vector<ItemSpec>& kernels);
 
 // ---------------------------------------------------------------- firmware
 
-// The native governor's rule (models/native_governor, mirrored here so that
-// policies depend only on sim/): every period, the highest core clock at which
-// the power model puts the last period's average activity, at the current
-// memory clock, under limit x target_fraction; down at once, up by at most
-// up_step_mhz per period.
-std::int32_t governor_cap(const Device& d, const PowerModel& pow, const Utilisation& avg,
-                          const Clocks& current, std::int32_t current_cap_mhz);
-
 // A replay of a planned sequence through the latency model, the power model
 // and the governor rule, as the engine would run it with zero switch latency:
 // kernels back to back with their gaps, memory-clock changes stalling the GPU
