@@ -218,15 +218,13 @@ class Replay final : public PolicyContext {
   void warm_up_cap() {
     for (int round = 0; round < 8; ++round) {
       const Clocks c = make_clocks(dev_, std::min(core_.landed_mhz, cap_mhz_), memory_.landed_mhz);
-      double busy_ns = 0, compute = 0, memory = 0, simt = 0, gaps_ns = 0;
+      Utilisation acc;  // acc.busy: kernel time (a running kernel has busy 1)
+      double gaps_ns = 0;
       for (std::size_t i = 0; i < w_.kernels.size(); ++i) {
         const KernelCost& kc = (*in_.costs)[i];
         const double d = in_.latency->duration_ns(kc, c);
         const Utilisation u = in_.latency->utilisation(kc, c, d);
-        busy_ns += d;
-        compute += u.compute * d;
-        memory += u.memory * d;
-        simt += u.simt * d;
+        acc.add(u, d);
         if (i + 1 < w_.kernels.size()) {
           const Kernel& a = w_.kernels[i];
           const Kernel& b = w_.kernels[i + 1];
@@ -234,9 +232,9 @@ class Replay final : public PolicyContext {
               0, b.traced_start_ns - a.traced_start_ns - a.work.duration_ns));
         }
       }
-      const double total = busy_ns + gaps_ns;
+      const double total = acc.busy + gaps_ns;
       if (total <= 0) return;
-      const Utilisation avg{busy_ns / total, compute / total, memory / total, simt / total};
+      const Utilisation avg = acc.per(total);
       const std::int32_t cap = in_.governor->cap_core_mhz(avg, c, dev_.max_core_mhz());
       if (cap == cap_mhz_) return;
       cap_mhz_ = cap;
@@ -299,8 +297,7 @@ class Replay final : public PolicyContext {
 
   void governor_tick() {
     const double period = static_cast<double>(in_.governor->period_ns());
-    const Utilisation avg{activity_.busy / period, activity_.compute / period,
-                          activity_.memory / period, activity_.simt / period};
+    const Utilisation avg = activity_.per(period);
     activity_ = {};
     next_tick_ns_ += in_.governor->period_ns();
     const std::int32_t cap = in_.governor->cap_core_mhz(avg, eff_, cap_mhz_);
@@ -323,10 +320,7 @@ class Replay final : public PolicyContext {
     const double e = power_w * dts * 1e-9;
     res_.energy_j += e;
     res_.iteration_energy_j[static_cast<std::size_t>(current_iteration_)] += e;
-    activity_.busy += u.busy * dts;
-    activity_.compute += u.compute * dts;
-    activity_.memory += u.memory * dts;
-    activity_.simt += u.simt * dts;
+    activity_.add(u, dts);
     if (core_.landed_mhz != wanted_.core_mhz || memory_.landed_mhz != wanted_.memory_mhz)
       res_.off_target_ns += dt;
     if (cfg_.power_cap && cap_mhz_ < core_.landed_mhz) res_.power_capped_ns += dt;

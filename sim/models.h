@@ -47,6 +47,18 @@ struct Utilisation {
   double compute = 0.0;
   double memory = 0.0;
   double simt = 0.0;
+
+  // Accumulating activity over an interval: adds `u` held for `w` (ns).
+  void add(const Utilisation& u, double w) {
+    busy += u.busy * w;
+    compute += u.compute * w;
+    memory += u.memory * w;
+    simt += u.simt * w;
+  }
+  // The accumulation divided by the interval's length: the time-weighted average.
+  Utilisation per(double interval) const {
+    return {busy / interval, compute / interval, memory / interval, simt / interval};
+  }
 };
 
 class LatencyModel {
