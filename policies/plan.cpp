@@ -175,19 +175,16 @@ Emulation emulate(const Device& d, const LatencyModel& lat, const PowerModel& po
     // The engine's warm-up: the steady cap for the whole run at the first clocks.
     for (int round = 0; round < 8; ++round) {
       const Clocks c = clocks_at(d, std::min(start.warm_pair.core_mhz, cap), start.warm_pair);
-      double busy = 0, comp = 0, mem = 0, gaps = 0;
+      Utilisation acc;  // acc.busy: kernel time (a running kernel has busy 1)
+      double gaps = 0;
       for (std::size_t i = 0; i < n; ++i) {
         const double t = lat.duration_ns(kernels[i].cost, c);
-        const Utilisation u = lat.utilisation(kernels[i].cost, c, t);
-        busy += t;
-        comp += u.compute * t;
-        mem += u.memory * t;
+        acc.add(lat.utilisation(kernels[i].cost, c, t), t);
         if (i + 1 < n) gaps += kernels[i].gap_ns;
       }
-      const double total = busy + gaps;
+      const double total = acc.busy + gaps;
       if (total <= 0) break;
-      const std::int32_t nc = firmware_cap_core_mhz(
-          d, pow, Utilisation{busy / total, comp / total, mem / total}, c, d.max_core_mhz());
+      const std::int32_t nc = firmware_cap_core_mhz(d, pow, acc.per(total), c, d.max_core_mhz());
       if (nc == cap) break;
       cap = nc;
     }
@@ -197,7 +194,7 @@ Emulation emulate(const Device& d, const LatencyModel& lat, const PowerModel& po
   Utilisation acc;
   Clocks eff = clocks_at(d, std::min(pairs[0].core_mhz, cap), pairs[0]);
   auto tick = [&]() {
-    const Utilisation avg{acc.busy / period, acc.compute / period, acc.memory / period};
+    const Utilisation avg = acc.per(period);
     acc = {};
     next_tick += period;
     if (capping) cap = firmware_cap_core_mhz(d, pow, avg, eff, cap);
@@ -234,9 +231,7 @@ Emulation emulate(const Device& d, const LatencyModel& lat, const PowerModel& po
       const double stop = std::min(end, next_tick);
       const double dt = stop - t;
       em.energy_j += p * dt * 1e-9;
-      acc.busy += u.busy * dt;
-      acc.compute += u.compute * dt;
-      acc.memory += u.memory * dt;
+      acc.add(u, dt);
       t = stop;
       if (end <= next_tick) break;
       remaining -= dt / full;

@@ -152,6 +152,53 @@ TEST(Tables, EnergyIncludesIdlePowerOfTheGap) {
   EXPECT_DOUBLE_EQ(t.e(0, static_cast<std::size_t>(slow)), 3.0 + 0.5);
 }
 
+// Every kernel issues at full rate: SIMT activity 1.
+class IssueBoundLatency final : public LatencyModel {
+ public:
+  std::vector<KernelCost> prepare(const Workload&, const Device&, const Device&) const override {
+    return {};
+  }
+  double duration_ns(const KernelCost& k, const Clocks& c) const override {
+    return k.compute_ns_mhz / c.core_mhz;
+  }
+  Utilisation utilisation(const KernelCost&, const Clocks&, double) const override {
+    return {1.0, 0.0, 0.0, 1.0};
+  }
+};
+// 100 W idle; busy and SIMT activity 100 W each at 2000 MHz, 50 W at 1000 MHz.
+class SimtPower final : public PowerModel {
+ public:
+  double power_w(const Utilisation& u, const Clocks& c) const override {
+    const double w = c.core_mhz == 2000 ? 100.0 : 50.0;
+    return 100.0 + (u.busy + u.simt) * w;
+  }
+  double deep_idle_w() const override { return 50.0; }
+};
+
+TEST(Emulation, TheGovernorSeesSimtActivity) {
+  // Limit 250 W (x 0.99): busy + SIMT draws 300 W at 2000 MHz, 200 W at 1000,
+  // so the firmware holds 1000 MHz; busy alone (200 W) would fit at 2000.
+  Device d = testing::toy_device();
+  d.power.limit_w = 250;
+  d.governor.period_ms = 1;
+  IssueBoundLatency lat;
+  SimtPower pow;
+  std::vector<ItemSpec> k(1);
+  k[0].cost.compute_ns_mhz = 10e6 * 2000.0;  // 10 ms at 2000 MHz
+  const std::vector<Clocks> pairs = {make_clocks(d, 2000, 1000)};
+  EmulationStart warm;
+  warm.warm_pair = pairs[0];
+  const Emulation a = emulate(d, lat, pow, k, pairs, warm);
+  EXPECT_EQ(a.cap_mhz[0], 1000);  // the warm-up cap
+  EXPECT_DOUBLE_EQ(a.time_ns, 20e6);
+  // Starting uncapped, the first tick (one 1 ms period in) caps it: 1 ms at
+  // 2000 MHz does a tenth of the work, the rest takes 18 ms at 1000 MHz.
+  EmulationStart hot = warm;
+  hot.cap_mhz = 2000;
+  const Emulation b = emulate(d, lat, pow, k, pairs, hot);
+  EXPECT_DOUBLE_EQ(b.time_ns, 19e6);
+}
+
 TEST(Objective, ParsesAndRejects) {
   const PolicyInfo& info = find_policy("kernel-oracle");
   const Objective o =
