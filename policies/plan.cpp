@@ -847,6 +847,7 @@ KernelPlan plan_kernels(const KernelPlanInput& in) {
       best.report = pl.report;
     }
     if (feasible) {
+      if (em.cap_mhz == caps) break;  // fixed point: the next round would repeat this one
       caps = em.cap_mhz;
     } else {
       tighten += 1.5 * (em.time_ns - best.budget_ns) + 1e-5 * best.budget_ns;

@@ -272,10 +272,12 @@ Plan plan_steps(const PlanInput& in);
 // A per-kernel (or per-group) plan checked against the firmware: the
 // reference is the emulated run at the device's default clocks (what the
 // `native` baseline does), the budget objective.budget(reference); then, for
-// a few rounds, tables are built with the caps the emulation predicts for each
+// rounds, tables are built with the caps the emulation predicts for each
 // kernel, the knapsack is solved (plan_steps), and the plan is emulated again
-// (new caps, and the budget tightened by any overshoot). The best plan whose
-// emulated time meets the budget is kept — the default clocks when none does.
+// (new caps, and the budget tightened by any overshoot), until a round's caps
+// and budget are those it started from (a fixed point) or `rounds` have run.
+// The best plan whose emulated time meets the budget is kept — the default
+// clocks when none does.
 struct KernelPlanInput {
   const Device* device = nullptr;
   const LatencyModel* latency = nullptr;
@@ -285,9 +287,9 @@ struct KernelPlanInput {
   // numbered in order of first appearance.
   std::vector<std::uint32_t> group_of_kernel;
   std::size_t groups = 0;
-  EmulationStart start;  // firmware state when the plan starts
-  PlanInput plan;        // objective, aggregation, memory, cyclic, policy, what
-  int rounds = 4;
+  EmulationStart start;           // firmware state when the plan starts
+  PlanInput plan;                 // objective, aggregation, memory, cyclic, policy, what
+  int rounds = 16;                // at most
   double extra_tighten_ns = 0.0;  // taken off the knapsack budget from the start
 };
 struct KernelPlan {
