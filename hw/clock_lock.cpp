@@ -11,8 +11,11 @@
 namespace dvfsim::hw {
 
 ClockLock::ClockLock(const Nvml& nvml, std::vector<unsigned> gpus, std::string marker_path)
-    : nvml_(nvml), gpus_(std::move(gpus)), marker_path_(std::move(marker_path)) {
-  write_marker(marker_for_this_process(gpus_), marker_path_);
+    : nvml_(nvml),
+      gpus_(std::move(gpus)),
+      marker_path_(std::move(marker_path)),
+      marker_(marker_for_this_process(gpus_)) {
+  write_marker(marker_, marker_path_);
 }
 
 ClockLock::~ClockLock() {
@@ -21,7 +24,8 @@ ClockLock::~ClockLock() {
     reset();
   } catch (const std::exception& error) {
     std::cerr << fmt::format(
-        "dvfsim hw apply: error: could not restore default clocks: {}; the marker {} stays so "
+        "dvfsim hw apply: error: could not restore default clocks or power limits: {}; the marker "
+        "{} stays so "
         "that the next dvfsim hw command retries\n",
         error.what(), marker_path_);
   }
@@ -40,12 +44,41 @@ void ClockLock::set(const ClockSetting& clocks) {
   ++changes_;
 }
 
+void ClockLock::set_power_limit(int watts) {
+  const auto mw = static_cast<unsigned>(watts) * 1000u;
+  for (unsigned gpu : gpus_) {
+    nvmlDevice_t device = nvml_.device(gpu);
+    bool recorded = false;
+    for (const auto& [g, before] : marker_.power_limits_mw) recorded = recorded || g == gpu;
+    if (!recorded) {
+      marker_.power_limits_mw.emplace_back(gpu, nvml_.power_limit_mw(device));
+      write_marker(marker_, marker_path_);  // before the change: a crash can undo it
+    }
+    try {
+      nvml_.set_power_limit_mw(device, mw);
+    } catch (...) {
+      if (!recorded) {  // the limit did not change: nothing to restore on this GPU
+        marker_.power_limits_mw.pop_back();
+        write_marker(marker_, marker_path_);
+      }
+      throw;
+    }
+  }
+}
+
 void ClockLock::reset() {
   if (!active_) return;
   std::exception_ptr first_error;
   for (unsigned gpu : gpus_) {
     try {
       reset_locked_clocks(nvml_, gpu);
+    } catch (...) {
+      if (!first_error) first_error = std::current_exception();
+    }
+  }
+  for (const auto& [gpu, mw] : marker_.power_limits_mw) {
+    try {
+      restore_power_limit(nvml_, gpu, mw);
     } catch (...) {
       if (!first_error) first_error = std::current_exception();
     }

@@ -1,9 +1,11 @@
 #pragma once
-// Owns locked clocks on some GPUs: writes the marker before the first change and,
-// on reset() or destruction, restores default clocks and removes the marker.
+// Owns locked clocks and power limits on some GPUs: writes the marker before the
+// first change and, on reset() or destruction, restores default clocks and the
+// power limits the GPUs had before, then removes the marker.
 #include <string>
 #include <vector>
 
+#include "hw/marker.h"
 #include "hw/plan.h"
 
 namespace dvfsim::hw {
@@ -23,6 +25,10 @@ class ClockLock {
   // Locks core (min = max = core_mhz) and, if memory_mhz > 0, memory clocks on
   // every GPU.
   void set(const ClockSetting& clocks);
+  // Sets the board power limit of every GPU to `watts`, first recording each
+  // GPU's current limit in the marker so that reset() (or, if this process
+  // dies, the next hw command) puts it back.
+  void set_power_limit(int watts);
   // Restores default clocks on every GPU and removes the marker. Throws the first
   // failure (after trying every GPU), leaving the marker. Does nothing if already reset.
   void reset();
@@ -33,6 +39,7 @@ class ClockLock {
   const Nvml& nvml_;
   std::vector<unsigned> gpus_;
   std::string marker_path_;
+  Marker marker_;
   bool active_ = true;
   bool reset_failed_ = false;
   int changes_ = 0;

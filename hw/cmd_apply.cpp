@@ -23,6 +23,7 @@ namespace {
 struct ApplyOptions {
   std::string plan_path;
   bool allow_clock_changes = false;
+  int power_limit_w = 0;  // --power-limit; 0: the plan's, if any
   std::vector<unsigned> gpus;
   std::vector<std::string> command;
 };
@@ -71,6 +72,19 @@ void check_plan_against_gpu(const ClockPlan& plan, const std::string& origin, co
   }
 }
 
+// The limit must lie inside the GPU's own power-limit constraints.
+void check_power_limit_against_gpu(int watts, const std::string& origin, const Nvml& nvml,
+                                   unsigned gpu) {
+  nvmlDevice_t device = nvml.device(gpu);
+  auto [min_mw, max_mw] = nvml.power_limit_constraints_mw(device);
+  const double w = watts;
+  if (w * 1000.0 < min_mw || w * 1000.0 > max_mw) {
+    throw InputError(
+        fmt::format("{}: power limit {} W is outside GPU {}'s allowed range {:g}–{:g} W ({})",
+                    origin, watts, gpu, min_mw * 1e-3, max_mw * 1e-3, nvml.name(device)));
+  }
+}
+
 // Refuses when another live apply holds the marker, or a stale one could not be undone.
 void check_no_other_apply(const std::string& path) {
   if (::access(path.c_str(), F_OK) != 0) return;
@@ -92,6 +106,10 @@ int run_apply(const ApplyOptions& options) {
         "clocks while the command runs and restores the defaults afterwards)");
   }
   if (options.command.empty()) throw InputError("no command given (use: -- COMMAND...)");
+  if (options.power_limit_w < 0) {
+    throw InputError(
+        fmt::format("--power-limit {}: expected a power in W (> 0)", options.power_limit_w));
+  }
   ClockPlan plan = load_clock_plan(options.plan_path);
   if (plan.windows.empty()) {
     throw InputError(fmt::format(
@@ -105,11 +123,20 @@ int run_apply(const ApplyOptions& options) {
   std::vector<unsigned> gpus =
       select_gpus(*nvml, options.gpus.empty() ? std::vector<unsigned>{0} : options.gpus);
   for (unsigned gpu : gpus) check_plan_against_gpu(plan, options.plan_path, *nvml, gpu);
+  const int power_limit_w = options.power_limit_w > 0 ? options.power_limit_w : plan.power_limit_w;
+  const std::string limit_origin = options.power_limit_w > 0
+                                       ? std::string("--power-limit")
+                                       : options.plan_path + ": power_limit_w";
+  if (power_limit_w > 0) {
+    for (unsigned gpu : gpus)
+      check_power_limit_against_gpu(power_limit_w, limit_origin, *nvml, gpu);
+  }
   std::string marker = marker_path();
   check_no_other_apply(marker);
 
   ChildRunner child(options.command);  // blocks SIGINT/SIGTERM from here on
   ClockLock lock(*nvml, gpus, marker);
+  if (power_limit_w > 0) lock.set_power_limit(power_limit_w);
   PlanSchedule schedule(plan);
   std::optional<ScheduledChange> change = schedule.next();
   while (change && change->at_ms == 0) {  // start the command at the planned clocks
@@ -133,8 +160,11 @@ int run_apply(const ApplyOptions& options) {
   lock.reset();
   double duration_s = std::chrono::duration<double>(child.end_time() - child.start_time()).count();
   std::cerr << fmt::format(
-      "dvfsim hw apply: {} clock change{} over {:.3f} s; default clocks restored; exit code {}\n",
-      changes, changes == 1 ? "" : "s", duration_s, child.exit_code());
+      "dvfsim hw apply: {} clock change{}{} over {:.3f} s; default clocks{} restored; exit code "
+      "{}\n",
+      changes, changes == 1 ? "" : "s",
+      power_limit_w > 0 ? fmt::format(" at a {} W power limit", power_limit_w) : std::string(),
+      duration_s, power_limit_w > 0 ? " and the power limit" : "", child.exit_code());
   return child.exit_code();
 }
 
@@ -148,6 +178,9 @@ void add_apply_command(CLI::App& hw, int& exit_code) {
       ->required();
   apply->add_flag("--allow-clock-changes", options->allow_clock_changes,
                   "Required: permit dvfsim to lock GPU clocks (they are restored afterwards)");
+  apply->add_option("--power-limit", options->power_limit_w,
+                    "Board power limit in W while the command runs (overrides the plan's "
+                    "power_limit_w; restored afterwards)");
   apply->add_option("--gpu", options->gpus, "GPU index to control (repeatable; default 0)");
   apply->add_option("command", options->command, "The command to run, after --")->required();
   apply->callback([options, &exit_code] {

@@ -80,10 +80,17 @@ Marker marker_for_this_process(const std::vector<unsigned>& gpus) {
 }
 
 std::string format_marker(const Marker& marker) {
-  return fmt::format(
+  std::string out = fmt::format(
       "# dvfsim hw apply is changing GPU clocks; if this process is gone, any dvfsim hw "
       "command resets them\npid={}\npid_start_ticks={}\ngpus={}\nstarted_utc={}\n",
       marker.pid, marker.pid_start_ticks, gpu_list(marker.gpus), marker.started_utc);
+  if (!marker.power_limits_mw.empty()) {
+    std::string limits;
+    for (const auto& [gpu, mw] : marker.power_limits_mw)
+      limits += fmt::format("{}{}:{}", limits.empty() ? "" : ",", gpu, mw);
+    out += fmt::format("power_limits_mw={}\n", limits);
+  }
+  return out;
 }
 
 std::optional<Marker> parse_marker(const std::string& text) {
@@ -112,6 +119,20 @@ std::optional<Marker> parse_marker(const std::string& text) {
       }
     } else if (key == "started_utc") {
       marker.started_utc = value;
+    } else if (key == "power_limits_mw") {
+      std::istringstream items(value);
+      std::string item;
+      while (std::getline(items, item, ',')) {
+        size_t colon = item.find(':');
+        unsigned gpu = 0;
+        unsigned mw = 0;
+        if (colon == std::string::npos || !parse_number(item.substr(0, colon), gpu) ||
+            !parse_number(item.substr(colon + 1), mw) || mw == 0) {
+          gpus_valid = false;  // a limit we cannot read back: treat the marker as unreadable
+          continue;
+        }
+        marker.power_limits_mw.emplace_back(gpu, mw);
+      }
     }
   }
   if (!have_pid || !gpus_valid) return std::nullopt;
@@ -154,6 +175,10 @@ void reset_locked_clocks(const Nvml& nvml, unsigned gpu_index) {
   if (first_error) std::rethrow_exception(first_error);
 }
 
+void restore_power_limit(const Nvml& nvml, unsigned gpu_index, unsigned mw) {
+  nvml.set_power_limit_mw(nvml.device(gpu_index), mw);
+}
+
 bool recover_stale_marker(const Nvml& nvml, std::ostream& log) {
   std::string path = marker_path();
   if (::access(path.c_str(), F_OK) != 0) return false;
@@ -166,7 +191,9 @@ bool recover_stale_marker(const Nvml& nvml, std::ostream& log) {
   }
   std::optional<Marker> marker = parse_marker(text);
   std::vector<unsigned> gpus;
+  std::vector<std::pair<unsigned, unsigned>> limits;
   if (marker) {
+    limits = marker->power_limits_mw;
     if (marker_owner_alive(*marker)) return false;
     gpus = marker->gpus;
     log << fmt::format(
@@ -190,6 +217,17 @@ bool recover_stale_marker(const Nvml& nvml, std::ostream& log) {
       all_reset = false;
       log << fmt::format("dvfsim hw: warning: could not reset clocks on GPU {}: {}\n", gpu,
                          error.what());
+    }
+  }
+  for (const auto& [gpu, mw] : limits) {
+    try {
+      restore_power_limit(nvml, gpu, mw);
+      log << fmt::format("dvfsim hw: restored the power limit of GPU {} to {:g} W\n", gpu,
+                         mw * 1e-3);
+    } catch (const std::exception& error) {
+      all_reset = false;
+      log << fmt::format("dvfsim hw: warning: could not restore the power limit of GPU {}: {}\n",
+                         gpu, error.what());
     }
   }
   if (all_reset) {

@@ -5,6 +5,7 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dvfsim::hw {
@@ -24,12 +25,15 @@ struct Marker {
   unsigned long long pid_start_ticks = 0;
   std::vector<unsigned> gpus;  // NVML device indices whose clocks may be locked
   std::string started_utc;
+  // Power limits to restore: (GPU index, limit in mW before apply changed it).
+  std::vector<std::pair<unsigned, unsigned>> power_limits_mw;
 };
 
 // A marker for the calling process.
 Marker marker_for_this_process(const std::vector<unsigned>& gpus);
 
-// Text form: one "key=value" per line (pid, pid_start_ticks, gpus, started_utc).
+// Text form: one "key=value" per line (pid, pid_start_ticks, gpus, started_utc, and
+// power_limits_mw=GPU:mW,... when apply changed a power limit).
 std::string format_marker(const Marker& marker);
 // nullopt when the text lacks a valid pid line.
 std::optional<Marker> parse_marker(const std::string& text);
@@ -45,8 +49,12 @@ bool marker_owner_alive(const Marker& marker);
 // attempted; the first failure is rethrown.
 void reset_locked_clocks(const Nvml& nvml, unsigned gpu_index);
 
+// Sets the power limit of one device back to `mw` (what it was before apply).
+void restore_power_limit(const Nvml& nvml, unsigned gpu_index, unsigned mw);
+
 // If the marker at marker_path() belongs to a process that is gone: resets the
-// clocks of the GPUs it names (all GPUs if it is unreadable), removes it and prints
+// clocks of the GPUs it names (all GPUs if it is unreadable) and restores the
+// power limits it records, removes it and prints
 // what it did to `log`. If a reset fails it prints why and leaves the marker.
 // Returns true when a stale marker was found.
 bool recover_stale_marker(const Nvml& nvml, std::ostream& log);

@@ -92,6 +92,7 @@ void Nvml::resolve_all() {
   resolve(fn_.reset_gpu_locked_clocks, "nvmlDeviceResetGpuLockedClocks", false);
   resolve(fn_.set_memory_locked_clocks, "nvmlDeviceSetMemoryLockedClocks", false);
   resolve(fn_.reset_memory_locked_clocks, "nvmlDeviceResetMemoryLockedClocks", false);
+  resolve(fn_.set_power_limit, "nvmlDeviceSetPowerManagementLimit", false);
 }
 
 std::string Nvml::error_string(nvmlReturn_t code) const {
@@ -264,6 +265,11 @@ void Nvml::set_memory_locked_clocks(nvmlDevice_t device, unsigned min_mhz, unsig
 void Nvml::reset_memory_locked_clocks(nvmlDevice_t device) const {
   const char* call = "nvmlDeviceResetMemoryLockedClocks";
   check(require(fn_.reset_memory_locked_clocks, call)(device), call);
+}
+
+void Nvml::set_power_limit_mw(nvmlDevice_t device, unsigned mw) const {
+  const char* call = "nvmlDeviceSetPowerManagementLimit";
+  check(require(fn_.set_power_limit, call)(device, mw), call);
 }
 
 std::unique_ptr<Nvml> open_nvml() {

@@ -74,6 +74,8 @@ class Nvml {
   void reset_gpu_locked_clocks(nvmlDevice_t device) const;
   void set_memory_locked_clocks(nvmlDevice_t device, unsigned min_mhz, unsigned max_mhz) const;
   void reset_memory_locked_clocks(nvmlDevice_t device) const;
+  // nvmlDeviceSetPowerManagementLimit (root; the limit must lie inside the constraints).
+  void set_power_limit_mw(nvmlDevice_t device, unsigned mw) const;
 
   // NVML's text for an error code (nvmlErrorString).
   std::string error_string(nvmlReturn_t code) const;
@@ -101,6 +103,7 @@ class Nvml {
     nvmlReturn_t (*reset_gpu_locked_clocks)(nvmlDevice_t) = nullptr;
     nvmlReturn_t (*set_memory_locked_clocks)(nvmlDevice_t, unsigned, unsigned) = nullptr;
     nvmlReturn_t (*reset_memory_locked_clocks)(nvmlDevice_t) = nullptr;
+    nvmlReturn_t (*set_power_limit)(nvmlDevice_t, unsigned) = nullptr;
   };
 
   void resolve_all();

@@ -13,6 +13,7 @@ namespace dvfsim::hw {
 namespace {
 
 constexpr int64_t kMaxMhz = 100'000;
+constexpr int64_t kMaxWatts = 100'000;
 
 using simdjson::dom::element;
 using simdjson::dom::object;
@@ -107,8 +108,10 @@ ClockPlan parse_clock_plan(const std::string& json_text, const std::string& orig
     throw InputError(fmt::format("{}: not valid JSON: {}", origin, simdjson::error_message(error)));
   }
   object top = reader.as_object(root, "top level");
-  reader.check_keys(top, {"format", "device", "mode", "period_ms", "windows", "phases", "source"},
-                    "");
+  reader.check_keys(
+      top,
+      {"format", "device", "mode", "period_ms", "windows", "phases", "source", "power_limit_w"},
+      "");
 
   std::string format = reader.string_field(top, "format", "format", true);
   if (format != kClockPlanFormat) {
@@ -129,6 +132,9 @@ ClockPlan parse_clock_plan(const std::string& json_text, const std::string& orig
   }
   plan.period_ms =
       reader.integer_field(top, "period_ms", "period_ms", false, 0, 0, INT64_C(1) << 40);
+
+  plan.power_limit_w = static_cast<int>(
+      reader.integer_field(top, "power_limit_w", "power_limit_w", false, 0, 1, kMaxWatts));
 
   element windows;
   if (top["windows"].get(windows) == simdjson::SUCCESS) {
@@ -180,6 +186,9 @@ void validate_clock_plan(const ClockPlan& plan, const std::string& origin) {
   };
   if (plan.device.empty()) fail("device", "must not be empty");
   if (plan.period_ms < 0) fail("period_ms", "must be >= 0");
+  if (plan.power_limit_w < 0 || plan.power_limit_w > kMaxWatts) {
+    fail("power_limit_w", "must be a power in W (1 to 100000; absent or 0 = unchanged)");
+  }
   if (plan.mode == ClockPlanMode::kTimeWindows && plan.windows.empty()) {
     fail("windows", "a time-windows plan needs at least one window");
   }
@@ -225,6 +234,9 @@ std::string format_clock_plan(const ClockPlan& plan) {
   out += fmt::format("  \"device\": {},\n", json_quote(plan.device));
   if (!plan.source.empty()) out += fmt::format("  \"source\": {},\n", json_quote(plan.source));
   out += fmt::format("  \"mode\": \"{}\",\n", mode_name(plan.mode));
+  if (plan.power_limit_w > 0) {
+    out += fmt::format("  \"power_limit_w\": {},\n", plan.power_limit_w);
+  }
   out += fmt::format("  \"period_ms\": {}", plan.period_ms);
   if (!plan.phases.empty()) {
     out += ",\n  \"phases\": {";

@@ -37,6 +37,8 @@ struct ClockPlan {
   int64_t period_ms = 0;
   std::vector<ClockWindow> windows;            // strictly increasing start_ms
   std::map<std::string, ClockSetting> phases;  // per-phase plans: phase name -> clocks
+  // Board power limit in W to set for the whole command (0: leave it as it is).
+  int power_limit_w = 0;
   std::string source;  // optional provenance, e.g. the policy and trace that made it
 };
 

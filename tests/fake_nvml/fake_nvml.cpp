@@ -13,7 +13,9 @@
 //   error.<nvml call> = <code>      make that call fail with NVML error <code>
 //   error_after.<nvml call> = N     ... but only after N successful calls
 // FAKE_NVML_LOG=path   one line per set/reset call:
-//   "<CLOCK_MONOTONIC ns> pid=<pid> <call> gpu=<i> [min=<MHz> max=<MHz>] rc=<code>"
+//   "<CLOCK_MONOTONIC ns> pid=<pid> <call> gpu=<i> [min=<MHz> max=<MHz>] [mw=<mW>] rc=<code>"
+// nvmlDeviceSetPowerManagementLimit outside [power_limit_min_w, power_limit_max_w]
+// fails with NVML error 2 (invalid argument), as the real call does.
 //
 // The energy counter advances like a real one: it holds the energy integrated up to
 // the last tick, ticks falling on multiples of energy_tick_ms of CLOCK_MONOTONIC.
@@ -73,6 +75,7 @@ struct DeviceState {
   nvmlDevice_st handle{};
   unsigned locked_core_mhz = 0;
   unsigned locked_memory_mhz = 0;
+  unsigned power_limit_mw = 0;  // 0: the configured power_limit_w
 };
 
 struct State {
@@ -398,7 +401,8 @@ FAKE_EXPORT Return nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_st* device,
 FAKE_EXPORT Return nvmlDeviceGetPowerManagementLimit(nvmlDevice_st* device, unsigned* mw) {
   FAKE_BEGIN("nvmlDeviceGetPowerManagementLimit");
   FAKE_DEVICE(device);
-  *mw = static_cast<unsigned>(s.config.power_limit_w * 1000.0);
+  const unsigned set = s.devices[device->index].power_limit_mw;
+  *mw = set != 0 ? set : static_cast<unsigned>(s.config.power_limit_w * 1000.0);
   return kSuccess;
 }
 
@@ -498,5 +502,19 @@ FAKE_EXPORT Return nvmlDeviceResetMemoryLockedClocks(nvmlDevice_st* device) {
   if (rc == kSuccess && !valid(s, device)) rc = kInvalidArgument;
   if (rc == kSuccess) s.devices[device->index].locked_memory_mhz = 0;
   log_call("nvmlDeviceResetMemoryLockedClocks", device != nullptr ? device->index : 0, "", rc);
+  return rc;
+}
+
+FAKE_EXPORT Return nvmlDeviceSetPowerManagementLimit(nvmlDevice_st* device, unsigned mw) {
+  State& s = state();
+  std::lock_guard<std::mutex> guard(s.mutex);
+  Return rc = injected(s, "nvmlDeviceSetPowerManagementLimit");
+  if (rc == kSuccess && !valid(s, device)) rc = kInvalidArgument;
+  if (rc == kSuccess &&
+      (mw < s.config.power_limit_min_w * 1000.0 || mw > s.config.power_limit_max_w * 1000.0))
+    rc = kInvalidArgument;
+  if (rc == kSuccess) s.devices[device->index].power_limit_mw = mw;
+  log_call("nvmlDeviceSetPowerManagementLimit", device != nullptr ? device->index : 0,
+           " mw=" + std::to_string(mw), rc);
   return rc;
 }

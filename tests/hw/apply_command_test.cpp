@@ -261,5 +261,89 @@ TEST(HwApplyCommand, AnUnreadableStaleMarkerResetsAllGpus) {
   EXPECT_FALSE(sandbox.exists("apply.marker"));
 }
 
+// Power limits: 700 W before (the fake's default), constraints 200-700 W.
+std::string set_limit(int watts) {
+  return "nvmlDeviceSetPowerManagementLimit gpu=0 mw=" + std::to_string(watts * 1000) + " rc=0";
+}
+
+TEST(HwApplyCommand, SetsThePowerLimitAndRestoresThePreviousOne) {
+  HwSandbox sandbox;
+  sandbox.configure("power_limit_w = 650");  // a user's own limit, not the default
+  sandbox.write("plan.json", kOneWindowPlan);
+  std::vector<std::string> args = apply_args(sandbox, {"true"});
+  args.insert(args.begin() + 1, {"--power-limit", "300"});
+  ProcessResult result = sandbox.run(args);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  // Limit before the clocks, so the command starts capped; 650 W back at the end.
+  EXPECT_EQ(sandbox.clock_calls(),
+            (std::vector<std::string>{set_limit(300), set_core(1410), kResetCore, kResetMemory,
+                                      set_limit(650)}));
+  EXPECT_TRUE(contains(result.err, "at a 300 W power limit")) << result.err;
+  EXPECT_FALSE(sandbox.exists("apply.marker"));
+}
+
+TEST(HwApplyCommand, ThePlansPowerLimitIsUsedAndRestoredWhenTheCommandIsKilled) {
+  HwSandbox sandbox;
+  sandbox.write("plan.json", R"({"format": "dvfsim-clock-plan/1", "device": "h200",
+      "mode": "time-windows", "power_limit_w": 450, "windows": [{"start_ms": 0, "core_mhz": 1410}]})");
+  ProcessResult result = sandbox.run(apply_args(sandbox, {"sh", "-c", "sleep 0.1; kill -KILL $$"}));
+  EXPECT_EQ(result.exit_code, 128 + SIGKILL) << result.err;
+  EXPECT_EQ(sandbox.clock_calls(),
+            (std::vector<std::string>{set_limit(450), set_core(1410), kResetCore, kResetMemory,
+                                      set_limit(700)}));
+}
+
+TEST(HwApplyCommand, RefusesAPowerLimitOutsideTheGpusRangeBeforeTouchingAnything) {
+  HwSandbox sandbox;
+  sandbox.write("plan.json", kOneWindowPlan);
+  std::vector<std::string> args = apply_args(sandbox, {"true"});
+  args.insert(args.begin() + 1, {"--power-limit", "150"});
+  ProcessResult result = sandbox.run(args);
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_TRUE(contains(result.err, "power limit 150 W is outside GPU 0's allowed range 200–700 W"))
+      << result.err;
+  EXPECT_TRUE(sandbox.clock_calls().empty());
+  EXPECT_FALSE(sandbox.exists("apply.marker"));
+}
+
+TEST(HwApplyCommand, AfterSigkillTheNextHwCommandRestoresThePowerLimitFromTheMarker) {
+  HwSandbox sandbox;
+  sandbox.write("plan.json", kOneWindowPlan);
+  std::vector<std::string> args = apply_args(sandbox, {"sleep", "20"});
+  args.insert(args.begin() + 1, {"--power-limit", "400"});
+  pid_t driver = sandbox.start(args);
+  ASSERT_TRUE(sandbox.wait_for_calls(2, 10.0));
+  EXPECT_TRUE(contains(sandbox.read("apply.marker"), "power_limits_mw=0:700000"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  kill(driver, SIGKILL);
+  EXPECT_EQ(sandbox.wait(driver).exit_code, 128 + SIGKILL);
+  ProcessResult info = sandbox.run({"info"});
+  EXPECT_EQ(info.exit_code, 0) << info.err;
+  EXPECT_TRUE(contains(info.err, "restored the power limit of GPU 0 to 700 W")) << info.err;
+  EXPECT_EQ(sandbox.clock_calls(),
+            (std::vector<std::string>{set_limit(400), set_core(1410), kResetCore, kResetMemory,
+                                      set_limit(700)}));
+  EXPECT_FALSE(sandbox.exists("apply.marker"));
+}
+
+TEST(HwApplyCommand, AFailingPowerLimitSetStillResetsEverything) {
+  HwSandbox sandbox;
+  sandbox.configure("error.nvmlDeviceSetPowerManagementLimit = 4");
+  sandbox.write("plan.json", kOneWindowPlan);
+  std::vector<std::string> args = apply_args(sandbox, {"true"});
+  args.insert(args.begin() + 1, {"--power-limit", "300"});
+  ProcessResult result = sandbox.run(args);
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_TRUE(contains(result.err,
+                       "nvmlDeviceSetPowerManagementLimit failed: Insufficient "
+                       "Permissions"))
+      << result.err;
+  // The limit never changed, so there is nothing to restore; the clocks are reset anyway.
+  EXPECT_EQ(sandbox.clock_calls(),
+            (std::vector<std::string>{"nvmlDeviceSetPowerManagementLimit gpu=0 mw=300000 rc=4",
+                                      kResetCore, kResetMemory}));
+  EXPECT_FALSE(sandbox.exists("apply.marker"));
+}
+
 }  // namespace
 }  // namespace dvfsim::hw::testing
