@@ -17,6 +17,7 @@
 #include "models/device_yaml.h"
 #include "policies/registry.h"
 #include "sim/error.h"
+#include "sim/model_registry.h"
 #include "traces/native.h"
 #include "traces/stats.h"
 #include "traces/trace.h"
@@ -121,9 +122,12 @@ void add_devices(CLI::App& app, int& exit_code) {
       const Device& d = ld.device;
       std::string mem;
       for (auto m : d.memory_clocks_mhz) mem += (mem.empty() ? "" : ",") + std::to_string(m);
-      std::cout << fmt::format("{:<12} {:<28} {:>6}..{:<6} {:>22} {:>8.0f} {:>9}\n", d.name,
+      // A capture-only device file has no power model and no limit.
+      const std::string limit =
+          d.power.given() ? fmt::format("{:.0f}", d.power_limit_w) : "capture";
+      std::cout << fmt::format("{:<12} {:<28} {:>6}..{:<6} {:>22} {:>8} {:>9}\n", d.name,
                                d.display_name, d.core_clocks_mhz.front(), d.core_clocks_mhz.back(),
-                               mem, d.power.limit_w, ld.sources.size());
+                               mem, limit, ld.sources.size());
     }
     std::cout << fmt::format("(from {})\n", device_directory());
     exit_code = 0;
@@ -150,6 +154,24 @@ void add_policies(CLI::App& app, int& exit_code) {
                  "of the device, in microseconds\n"
                  "    --set memory_stall_us=...    (optional) replaces the device's memory-switch "
                  "stall, in microseconds (a stall never outlasts its switch)\n";
+    exit_code = 0;
+  });
+}
+
+void add_models(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand(
+      "models", "List the latency, power and governor models and their device-file keys");
+  cmd->callback([&exit_code] {
+    for (const ModelKind kind : {ModelKind::latency, ModelKind::power, ModelKind::governor}) {
+      for (const ModelInfo* m : all_models(kind)) {
+        std::cout << fmt::format("{}: {{model: {}, ...}}\n    {}\n", model_kind_name(kind), m->name,
+                                 m->description);
+        for (const auto& p : m->params)
+          std::cout << fmt::format("    {}: {{value, source}}  ({}, in [{}, {}]) {}\n", p.name,
+                                   p.required ? "required" : "optional", p.min, p.max,
+                                   p.description);
+      }
+    }
     exit_code = 0;
   });
 }
@@ -181,7 +203,7 @@ void add_calibrate(CLI::App& app, int& exit_code) {
     std::cout << fmt::format(
         "RMS error {:.2f} %, max {:.2f} % over {} rows; idle split scaled by {:.3f}\n",
         fit.rms_error_pct, fit.max_abs_error_pct, fit.rows.size(), fit.idle_scale);
-    const PowerParams& p = fit.power;
+    const CmosParams& p = fit.power;
     std::cout << fmt::format(
         "fitted: const {:.2f} W, leak {:.2f} W/V, clock {:.3f} W/(V^2 GHz), busy {:.2f} W/(V^2 "
         "GHz), "
@@ -231,6 +253,7 @@ void add_commands(CLI::App& app, int& exit_code) {
   add_trace(app, exit_code);
   add_devices(app, exit_code);
   add_policies(app, exit_code);
+  add_models(app, exit_code);
   add_calibrate(app, exit_code);
   auto* hw = app.add_subcommand("hw", "Measure, validate and apply on a real GPU through NVML");
   hw->require_subcommand(1);

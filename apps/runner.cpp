@@ -7,12 +7,10 @@
 #include <limits>
 #include <mutex>
 
-#include "models/cmos_power.h"
-#include "models/native_governor.h"
-#include "models/roofline_overlap.h"
 #include "policies/registry.h"
 #include "sim/error.h"
 #include "sim/graph.h"
+#include "sim/model_registry.h"
 #include "traces/trace.h"
 
 namespace dvfsim {
@@ -50,7 +48,8 @@ std::shared_ptr<const LoadedDevice> load_device_cached(const std::string& name_o
   return cache.emplace(name_or_path, std::move(d)).first->second;
 }
 
-Prepared prepare(std::shared_ptr<const Workload> w, std::shared_ptr<const LoadedDevice> target) {
+Prepared prepare(std::shared_ptr<const Workload> w, std::shared_ptr<const LoadedDevice> target,
+                 const ModelOptions& options) {
   Prepared p;
   p.workload = std::move(w);
   p.target = std::move(target);
@@ -60,9 +59,9 @@ Prepared prepare(std::shared_ptr<const Workload> w, std::shared_ptr<const Loaded
         fmt::format("{}: the trace does not say which GPU captured it", p.workload->source_path));
   p.capture = cap == p.target->device.name ? p.target : load_device_cached(cap);
   const Device& d = p.target->device;
-  p.latency = std::make_unique<RooflineOverlap>(d);
-  p.power = std::make_unique<CmosPower>(d);
-  p.governor = std::make_unique<NativeGovernor>(d, *p.power);
+  p.power = make_power_model(d, options);  // first: says so when `d` is for capture only
+  p.latency = make_latency_model(d);
+  p.governor = make_governor(d, *p.power);
   p.costs = p.latency->prepare(*p.workload, p.capture->device, d);
   return p;
 }
@@ -126,13 +125,13 @@ Simulation simulate(const RunSpec& spec) {
     }
   }
   sim.policy_params = resolve_params(info, policy_settings).all();
-  if (sim.data_activity != 1.0) {
-    auto scaled = std::make_shared<LoadedDevice>(*sim.target);
-    scaled->device = sim.target->device.with_data_activity(sim.data_activity);
-    sim.target = scaled;
-  }
-
-  const Prepared p = prepare(sim.workload, sim.target);
+  const Device& d = sim.target->device;
+  sim.latency_model = d.latency.model;
+  sim.power_model = d.power.model;
+  sim.governor = d.governor.model;
+  ModelOptions options;
+  options.data_activity = sim.data_activity;
+  const Prepared p = prepare(sim.workload, sim.target, options);
   sim.capture = p.capture;
   if (!spec.baseline.empty() && spec.baseline != "none") {
     find_policy(spec.baseline);

@@ -10,6 +10,7 @@
 
 #include "models/device_yaml.h"
 #include "sim/engine.h"
+#include "sim/model_registry.h"
 #include "sim/result.h"
 #include "sim/workload.h"
 
@@ -32,10 +33,11 @@ struct Simulation {
   std::shared_ptr<const Workload> workload;
   std::shared_ptr<const LoadedDevice> capture;  // the device the trace was captured on
   std::shared_ptr<const LoadedDevice> target;   // the simulated device
-  std::string latency_model = "roofline-overlap";
-  std::string power_model = "cmos";
-  std::string governor = "native";
-  double data_activity = 1.0;  // --set data_activity (Device::with_data_activity)
+  // The target's models, by the names its device file gives (sim/model_registry.h).
+  std::string latency_model;
+  std::string power_model;
+  std::string governor;
+  double data_activity = 1.0;  // --set data_activity (ModelOptions::data_activity)
   EngineConfig engine;
   std::map<std::string, std::string> policy_params;  // resolved, defaults filled
   RunResult result;
@@ -58,7 +60,8 @@ struct Prepared {
   std::unique_ptr<Governor> governor;
   std::vector<KernelCost> costs;
 };
-Prepared prepare(std::shared_ptr<const Workload> w, std::shared_ptr<const LoadedDevice> target);
+Prepared prepare(std::shared_ptr<const Workload> w, std::shared_ptr<const LoadedDevice> target,
+                 const ModelOptions& options = {});
 RunResult replay_policy(const Prepared& p, const std::string& policy,
                         const std::map<std::string, std::string>& params, const EngineConfig& cfg,
                         const RunResult* baseline = nullptr);

@@ -52,7 +52,7 @@ Terms terms(const Device& d, const CalibrationRow& r) {
   return t;
 }
 
-double idle_w(const PowerParams& p, const Terms& t) {
+double idle_w(const CmosParams& p, const Terms& t) {
   return p.const_w + p.leak_w_per_v * t.v + p.clock_w_per_v2ghz * t.v2f +
          p.memory_idle_w_per_ghz * t.fm_ghz;
 }
@@ -115,7 +115,7 @@ std::vector<CalibrationRow> read_calibration_csv(const std::string& path) {
   return rows;
 }
 
-double predict_row_power_w(const Device& d, const PowerParams& p, const CalibrationRow& r) {
+double predict_row_power_w(const Device& d, const CmosParams& p, const CalibrationRow& r) {
   const Terms t = terms(d, r);
   return idle_w(p, t) +
          t.v2f * (t.busy_frac * p.busy_w_per_v2ghz + t.u_compute * p.compute_w_per_v2ghz +
@@ -125,8 +125,8 @@ double predict_row_power_w(const Device& d, const PowerParams& p, const Calibrat
 
 CalibrationFit fit_power(const Device& d, const std::vector<CalibrationRow>& rows) {
   CalibrationFit fit;
-  fit.power = d.power;
-  PowerParams& p = fit.power;
+  fit.power = CmosParams::of(d);
+  CmosParams& p = fit.power;
   auto is_deep_idle = [](const CalibrationRow& r) { return r.cls == "deep_idle"; };
   auto is_idle = [](const CalibrationRow& r) { return r.cls == "idle" && r.busy_s <= 0; };
   // Duty-cycled rows: the firmware moves the clock between their busy and idle
@@ -262,7 +262,7 @@ CalibrationFit fit_voltage_and_power(const Device& d, const std::vector<Calibrat
 
 std::string rewrite_device_yaml(const std::string& yaml_text, const std::string& yaml_path,
                                 const CalibrationFit& fit, const std::string& csv_path) {
-  const PowerParams& p = fit.power;
+  const CmosParams& p = fit.power;
   const std::pair<const char*, double> values[] = {
       {"deep_idle_w", p.deep_idle_w},
       {"const_w", p.const_w},

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "models/cmos_power.h"
 #include "sim/device.h"
 
 namespace dvfsim {
@@ -32,7 +33,7 @@ struct CalibrationRow {
 std::vector<CalibrationRow> read_calibration_csv(const std::string& path);
 
 struct CalibrationFit {
-  PowerParams power;  // fitted
+  CmosParams power;  // fitted
   struct RowError {
     std::string name;
     double measured_w = 0, predicted_w = 0;
@@ -49,7 +50,7 @@ struct CalibrationFit {
 };
 
 // Average board power the `cmos` model predicts for a measurement row.
-double predict_row_power_w(const Device& d, const PowerParams& p, const CalibrationRow& r);
+double predict_row_power_w(const Device& d, const CmosParams& p, const CalibrationRow& r);
 
 CalibrationFit fit_power(const Device& d, const std::vector<CalibrationRow>& rows);
 

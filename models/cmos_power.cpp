@@ -1,8 +1,82 @@
 #include "models/cmos_power.h"
 
-namespace dvfsim {
+#include <fmt/format.h>
 
-CmosPower::CmosPower(const Device& d) : p_(d.power) {
+#include "sim/error.h"
+
+namespace dvfsim {
+namespace {
+
+constexpr const char* kName = "cmos";
+
+const bool registered = register_model({
+    .kind = ModelKind::power,
+    .name = kName,
+    .description = "CMOS-style board power: static and leakage, V²f clock and activity terms, "
+                   "memory-clock terms",
+    .params =
+        {
+            {"deep_idle_w", true, 0, 1e5, "power with no CUDA context, clocks at their floor (W)"},
+            {"const_w", true, 0, 1e5, "constant part of context-idle power (W)"},
+            {"leak_w_per_v", true, 0, 1e5, "leakage, proportional to core voltage (W/V)"},
+            {"clock_w_per_v2ghz", true, 0, 1e5, "idle clock tree, x V² x core GHz (W/(V² GHz))"},
+            {"busy_w_per_v2ghz", true, 0, 1e5, "any kernel running, x V² x core GHz"},
+            {"compute_w_per_v2ghz", true, 0, 1e5,
+             "tensor cores at peak, x utilisation x V² x core GHz"},
+            {"simt_w_per_v2ghz", true, 0, 1e5,
+             "every warp scheduler issuing, x issue utilisation x V² x core GHz"},
+            {"memory_active_w_per_ghz", true, 0, 1e5,
+             "DRAM at peak bandwidth, x utilisation x memory GHz (W/GHz)"},
+            {"memory_idle_w_per_ghz", true, 0, 1e5, "memory clock running, x memory GHz (W/GHz)"},
+            {"data_share_memory", false, 0, 1,
+             "share of the memory-active term from data toggling (absent: 0)"},
+            {"data_share_compute", false, 0, 1,
+             "share of the tensor and SIMT terms from data toggling (absent: 0)"},
+        },
+    .make_latency = {},
+    .make_power = [](const Device& d, const ModelOptions& o) -> std::unique_ptr<PowerModel> {
+      return std::make_unique<CmosPower>(d, o);
+    },
+    .make_governor = {},
+});
+
+}  // namespace
+
+CmosParams CmosParams::of(const Device& d) {
+  const Params& p = model_params(d, ModelKind::power, kName);
+  CmosParams c;
+  c.deep_idle_w = p.number("deep_idle_w");
+  c.const_w = p.number("const_w");
+  c.leak_w_per_v = p.number("leak_w_per_v");
+  c.clock_w_per_v2ghz = p.number("clock_w_per_v2ghz");
+  c.busy_w_per_v2ghz = p.number("busy_w_per_v2ghz");
+  c.compute_w_per_v2ghz = p.number("compute_w_per_v2ghz");
+  c.simt_w_per_v2ghz = p.number("simt_w_per_v2ghz");
+  c.memory_active_w_per_ghz = p.number("memory_active_w_per_ghz");
+  c.memory_idle_w_per_ghz = p.number("memory_idle_w_per_ghz");
+  // Without them power does not depend on the data (random data).
+  c.data_share_memory = p.number_or("data_share_memory", 0.0);
+  c.data_share_compute = p.number_or("data_share_compute", 0.0);
+  return c;
+}
+
+CmosParams CmosParams::with_data_activity(double activity) const {
+  if (!(activity >= 0.0 && activity <= 1.0))
+    throw InputError(
+        fmt::format("data_activity = {}: expected a value in [0, 1] (1: random data)", activity));
+  CmosParams p = *this;
+  const double m = 1.0 - data_share_memory * (1.0 - activity);
+  const double c = 1.0 - data_share_compute * (1.0 - activity);
+  p.memory_active_w_per_ghz *= m;
+  p.compute_w_per_v2ghz *= c;
+  p.simt_w_per_v2ghz *= c;
+  return p;
+}
+
+CmosPower::CmosPower(const Device& d, const ModelOptions& o)
+    : CmosPower(d, CmosParams::of(d).with_data_activity(o.data_activity)) {}
+
+CmosPower::CmosPower(const Device& d, const CmosParams& p) : p_(p) {
   for (const auto f : d.core_clocks_mhz) {
     const double v = d.volts(f);
     const double v2f = v * v * f * 1e-3;

@@ -1,19 +1,48 @@
 #pragma once
-// The `cmos` power model (DESIGN.md, "Models"), with fc and fm in GHz:
+// The `cmos` power model (docs/design.md, "Models"), with fc and fm in GHz:
 //   P = const + leak·V(fc) + clock·V²·fc + mem_idle·fm            (context idle)
 //     + (u_busy·busy + u_c·compute + u_s·simt)·V²·fc + u_m·mem_active·fm  (a kernel)
 // u_c: tensor-core utilisation, u_s: SIMT issue utilisation (warp instructions
 // per scheduler cycle).
 // Linear in the utilisations, as the governor requires.
+//
+// Its parameters are the keys of a device file's `power: {model: cmos, ...}`
+// section (declared in cmos_power.cpp); `dvfsim calibrate` fits them.
 #include <vector>
 
-#include "sim/models.h"
+#include "sim/model_registry.h"
 
 namespace dvfsim {
 
+struct CmosParams {
+  double const_w = 0.0;
+  double leak_w_per_v = 0.0;
+  double clock_w_per_v2ghz = 0.0;
+  double busy_w_per_v2ghz = 0.0;
+  double compute_w_per_v2ghz = 0.0;  // tensor-core work
+  double simt_w_per_v2ghz = 0.0;     // instruction issue (SIMT pipes)
+  double memory_active_w_per_ghz = 0.0;
+  double memory_idle_w_per_ghz = 0.0;
+  double deep_idle_w = 0.0;  // no CUDA context, clocks at their floor
+  // Share of the memory-active and of the compute (tensor + SIMT) power that
+  // comes from data toggling: gone when the data are constant (zeros), all
+  // there for random data (the default). 0 when the file gives none.
+  double data_share_memory = 0.0;
+  double data_share_compute = 0.0;
+
+  // The device's `power:` section; InputError when it uses another model.
+  static CmosParams of(const Device& d);
+  // The coefficients on data whose bits toggle `activity` times as often as
+  // random data's (1: random; 0: constant): memory-active and compute
+  // coefficients lose that share of their data-dependent part. InputError
+  // outside [0, 1].
+  CmosParams with_data_activity(double activity) const;
+};
+
 class CmosPower final : public PowerModel {
  public:
-  explicit CmosPower(const Device& d);
+  explicit CmosPower(const Device& d, const ModelOptions& o = {});
+  CmosPower(const Device& d, const CmosParams& p);
   double power_w(const Utilisation& u, const Clocks& c) const override {
     const CoreTerms& t = core_[static_cast<std::size_t>(c.core_idx)];
     const double fm = mem_ghz_[static_cast<std::size_t>(c.memory_idx)];
@@ -23,13 +52,14 @@ class CmosPower final : public PowerModel {
            u.memory * p_.memory_active_w_per_ghz * fm;
   }
   double deep_idle_w() const override { return p_.deep_idle_w; }
+  const CmosParams& params() const { return p_; }
 
  private:
   struct CoreTerms {
     double idle_w;  // const + leak·V + clock·V²f
     double v2f;     // V²·f in V²·GHz
   };
-  PowerParams p_;
+  CmosParams p_;
   std::vector<CoreTerms> core_;
   std::vector<double> mem_ghz_;
 };

@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
 #include "sim/error.h"
+#include "sim/model_registry.h"
 
 #ifndef DVFSIM_DEFAULT_DEVICE_DIR
 #define DVFSIM_DEFAULT_DEVICE_DIR "models/devices"
@@ -172,6 +174,44 @@ class Reader {
   LoadedDevice& out_;
 };
 
+// A model's section: `model: NAME` picks a registered model of the kind; the
+// other keys are the ones that model declares (each {value, source} within
+// its range) plus `device_keys`, which the caller reads itself.
+ModelChoice model_section(Reader& r, const YAML::Node& n, ModelKind kind,
+                          const std::set<std::string>& device_keys) {
+  const std::string f = model_kind_name(kind);
+  if (!n.IsMap()) r.fail(f, "expected a mapping", &n);
+  const YAML::Node m = n["model"];
+  std::string known;
+  for (const ModelInfo* i : all_models(kind)) known += (known.empty() ? "" : ", ") + i->name;
+  if (!m || !m.IsScalar() || m.Scalar().empty())
+    r.fail(Reader::join(f, "model"),
+           fmt::format("missing (the {} model that reads this section; known: {})", f, known), &n);
+  const ModelInfo* info = nullptr;
+  for (const ModelInfo* i : all_models(kind))
+    if (i->name == m.Scalar()) info = i;
+  if (!info)
+    r.fail(Reader::join(f, "model"),
+           fmt::format("unknown {} model '{}' (known: {})", f, m.Scalar(), known), &m);
+  std::set<std::string> allowed = device_keys;
+  allowed.insert("model");
+  for (const auto& p : info->params) allowed.insert(p.name);
+  r.only_keys(n, f, allowed);
+  std::map<std::string, std::string> values;
+  for (const auto& p : info->params) {
+    if (!n[p.name]) {
+      if (p.required)
+        r.fail(Reader::join(f, p.name),
+               fmt::format("missing ({}; the {} model needs it)", p.description, info->name), &n);
+      continue;
+    }
+    // Kept in the shortest form that reads back to the same double.
+    values[p.name] = fmt::format("{}", r.number(n, f, p.name, p.min, p.max));
+  }
+  return {info->name,
+          Params(fmt::format("{}: {} model {}", r.path(), f, info->name), std::move(values))};
+}
+
 void parse(const YAML::Node& root, Reader& r, Device& d) {
   r.only_keys(root, "",
               {"name", "display_name", "nvml_name", "notes", "clocks", "voltage", "compute",
@@ -220,8 +260,8 @@ void parse(const YAML::Node& root, Reader& r, Device& d) {
   d.deep_idle_core_mhz =
       static_cast<std::int32_t>(r.number(clocks, "clocks", "deep_idle_core_mhz", 1, 100000));
 
-  {
-    const YAML::Node v = r.child(root, "", "voltage");
+  if (root["voltage"]) {
+    const YAML::Node v = root["voltage"];
     r.only_keys(v, "voltage", {"points", "source", "note"});
     const YAML::Node pts = r.child(v, "voltage", "points");
     if (!pts.IsSequence() || pts.size() < 1)
@@ -258,46 +298,24 @@ void parse(const YAML::Node& root, Reader& r, Device& d) {
   d.dram_bandwidth_memory_mhz =
       static_cast<std::int32_t>(r.number(m, "memory", "bandwidth_memory_mhz", 1, 100000));
 
-  const YAML::Node l = r.child(root, "", "latency");
-  r.only_keys(l, "latency",
-              {"kappa", "fixed_ns", "min_kernel_ns", "compute_efficiency", "memory_efficiency",
-               "l2_bytes_per_clock", "tensor_dram_amplification"});
-  d.latency.kappa = r.number(l, "latency", "kappa", 0, 1);
-  d.latency.fixed_ns = r.number(l, "latency", "fixed_ns", 0, 1e6);
-  d.latency.min_kernel_ns = r.number(l, "latency", "min_kernel_ns", 0, 1e6);
-  d.latency.compute_efficiency = r.number(l, "latency", "compute_efficiency", 0.01, 10);
-  d.latency.memory_efficiency = r.number(l, "latency", "memory_efficiency", 0.01, 10);
-  d.latency.l2_bytes_per_clock = r.number(l, "latency", "l2_bytes_per_clock", 1, 1e6);
-  d.latency.tensor_dram_amplification = r.number(l, "latency", "tensor_dram_amplification", 1, 100);
+  d.latency = model_section(r, r.child(root, "", "latency"), ModelKind::latency, {});
+  // Optional together: a device file without power, governor and
+  // switch_latency describes a capture device only (make_power_model says so
+  // when it is simulated); with `power:` the other two are required.
+  if (const YAML::Node p = root["power"]) {
+    for (const char* key : {"governor", "switch_latency"})
+      if (!root[key]) r.fail(key, "missing (a device with a power model is simulated)", &root);
+    d.power = model_section(r, p, ModelKind::power, {"limit_w"});
+    d.power_limit_w = r.number(p, "power", "limit_w", 1, 1e5);
+    if (d.voltage_curve.empty())
+      r.fail("voltage", "missing (the power model needs the V/F curve)", &root);
+  }
+  if (const YAML::Node g = root["governor"]) {
+    if (!root["power"]) r.fail("power", "missing (the governor caps the board power)", &root);
+    d.governor = model_section(r, g, ModelKind::governor, {});
+  }
 
-  const YAML::Node p = r.child(root, "", "power");
-  r.only_keys(
-      p, "power",
-      {"limit_w", "deep_idle_w", "const_w", "leak_w_per_v", "clock_w_per_v2ghz", "busy_w_per_v2ghz",
-       "compute_w_per_v2ghz", "simt_w_per_v2ghz", "memory_active_w_per_ghz",
-       "memory_idle_w_per_ghz", "data_share_memory", "data_share_compute"});
-  d.power.limit_w = r.number(p, "power", "limit_w", 1, 1e5);
-  d.power.deep_idle_w = r.number(p, "power", "deep_idle_w", 0, 1e5);
-  d.power.const_w = r.number(p, "power", "const_w", 0, 1e5);
-  d.power.leak_w_per_v = r.number(p, "power", "leak_w_per_v", 0, 1e5);
-  d.power.clock_w_per_v2ghz = r.number(p, "power", "clock_w_per_v2ghz", 0, 1e5);
-  d.power.busy_w_per_v2ghz = r.number(p, "power", "busy_w_per_v2ghz", 0, 1e5);
-  d.power.compute_w_per_v2ghz = r.number(p, "power", "compute_w_per_v2ghz", 0, 1e5);
-  d.power.simt_w_per_v2ghz = r.number(p, "power", "simt_w_per_v2ghz", 0, 1e5);
-  d.power.memory_active_w_per_ghz = r.number(p, "power", "memory_active_w_per_ghz", 0, 1e5);
-  d.power.memory_idle_w_per_ghz = r.number(p, "power", "memory_idle_w_per_ghz", 0, 1e5);
-  // Optional: without them power does not depend on the data (random data).
-  if (p["data_share_memory"])
-    d.power.data_share_memory = r.number(p, "power", "data_share_memory", 0, 1);
-  if (p["data_share_compute"])
-    d.power.data_share_compute = r.number(p, "power", "data_share_compute", 0, 1);
-
-  const YAML::Node g = r.child(root, "", "governor");
-  r.only_keys(g, "governor", {"period_ms", "up_step_mhz", "target_fraction"});
-  d.governor.period_ms = r.number(g, "governor", "period_ms", 0.01, 10000);
-  d.governor.up_step_mhz = r.number(g, "governor", "up_step_mhz", 1, 100000);
-  d.governor.target_fraction = r.number(g, "governor", "target_fraction", 0.5, 1.0);
-
+  if (!root["switch_latency"]) return;
   const YAML::Node s = r.child(root, "", "switch_latency");
   r.only_keys(s, "switch_latency", {"core", "memory", "memory_stall_us"});
   d.core_switch = r.latency(s, "switch_latency", "core");

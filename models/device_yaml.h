@@ -2,7 +2,9 @@
 // Loads a device model from YAML (models/devices/*.yaml). Every number in the
 // file carries a `source`; a number without one, an unknown key, a clock list
 // that does not ascend or a non-monotone voltage curve is rejected with an
-// InputError naming the file and the field.
+// InputError naming the file and the field. The latency:, power: and
+// governor: sections name their model (`model: cmos`); their keys are checked
+// against that model's declaration in the model registry (sim/model_registry.h).
 #include <string>
 #include <vector>
 

@@ -3,9 +3,56 @@
 #include <algorithm>
 
 namespace dvfsim {
+namespace {
+
+constexpr const char* kName = "roofline-overlap";
+
+const bool registered = register_model({
+    .kind = ModelKind::latency,
+    .name = kName,
+    .description = "measured duration split into fixed, compute and memory parts by the "
+                   "kernel's FLOPs and bytes against the capture device's roofline; the parts "
+                   "scale with their clocks and overlap up to kappa",
+    .params =
+        {
+            {"kappa", true, 0, 1, "share of the smaller of compute and memory time not overlapped"},
+            {"fixed_ns", true, 0, 1e6, "clock-independent part of a kernel (ns)"},
+            {"min_kernel_ns", true, 0, 1e6, "shortest kernel on this device (ns)"},
+            {"compute_efficiency", true, 0.01, 10,
+             "achieved / peak compute relative to the capture device"},
+            {"memory_efficiency", true, 0.01, 10,
+             "achieved / peak bandwidth relative to the capture device"},
+            {"l2_bytes_per_clock", true, 1, 1e6, "L2 bandwidth per core clock, whole GPU (B)"},
+            {"tensor_dram_amplification", true, 1, 100,
+             "DRAM bytes of tensor-core kernels over their compulsory bytes"},
+        },
+    .make_latency = [](const Device& d) -> std::unique_ptr<LatencyModel> {
+      return std::make_unique<RooflineOverlap>(d);
+    },
+    .make_power = {},
+    .make_governor = {},
+});
+
+}  // namespace
+
+RooflineParams RooflineParams::of(const Device& d) {
+  const Params& p = model_params(d, ModelKind::latency, kName);
+  RooflineParams r;
+  r.kappa = p.number("kappa");
+  r.fixed_ns = p.number("fixed_ns");
+  r.min_kernel_ns = p.number("min_kernel_ns");
+  r.compute_efficiency = p.number("compute_efficiency");
+  r.memory_efficiency = p.number("memory_efficiency");
+  r.l2_bytes_per_clock = p.number("l2_bytes_per_clock");
+  r.tensor_dram_amplification = p.number("tensor_dram_amplification");
+  return r;
+}
 
 RooflineOverlap::RooflineOverlap(const Device& target)
-    : target_(target), kappa_(target.latency.kappa), min_ns_(target.latency.min_kernel_ns) {}
+    : target_(target),
+      p_(RooflineParams::of(target)),
+      kappa_(p_.kappa),
+      min_ns_(p_.min_kernel_ns) {}
 
 Clocks RooflineOverlap::capture_clocks(const Workload& w, const Device& capture) {
   std::int32_t core = w.capture.core_mhz > 0 ? w.capture.core_mhz : capture.default_core_mhz;
@@ -25,29 +72,31 @@ std::vector<KernelCost> RooflineOverlap::prepare(const Workload& w, const Device
                                                  const Device& target) const {
   const Clocks c0 = capture_clocks(w, capture);
   const bool same = capture.name == target.name;
+  const RooflineParams cp = RooflineParams::of(capture);
+  const RooflineParams tp = RooflineParams::of(target);
   // Per-clock throughput ratios capture/target (1 on the capture device).
   const double tensor_ratio = same ? 1.0
                                    : (capture.tensor_flops_per_clock_per_sm * capture.sm_count) /
                                          (target.tensor_flops_per_clock_per_sm * target.sm_count) /
-                                         target.latency.compute_efficiency;
+                                         tp.compute_efficiency;
   const double fp32_ratio = same ? 1.0
                                  : (capture.fp32_flops_per_clock_per_sm * capture.sm_count) /
                                        (target.fp32_flops_per_clock_per_sm * target.sm_count) /
-                                       target.latency.compute_efficiency;
+                                       tp.compute_efficiency;
   const double bw_ratio = same
                               ? 1.0
                               : (capture.dram_bandwidth_gbs / capture.dram_bandwidth_memory_mhz) /
                                     (target.dram_bandwidth_gbs / target.dram_bandwidth_memory_mhz) /
-                                    target.latency.memory_efficiency;
+                                    tp.memory_efficiency;
   // L2 bytes per core clock, capture/target (the L2 floor of memory traffic).
-  const double l2_capture = capture.latency.l2_bytes_per_clock;
-  const double l2_ratio = same ? 1.0 : l2_capture / target.latency.l2_bytes_per_clock;
-  const double t0_capture = capture.latency.fixed_ns;
-  const double t0_target = target.latency.fixed_ns;
-  const double kappa0 = capture.latency.kappa;
+  const double l2_capture = cp.l2_bytes_per_clock;
+  const double l2_ratio = same ? 1.0 : l2_capture / tp.l2_bytes_per_clock;
+  const double t0_capture = cp.fixed_ns;
+  const double t0_target = tp.fixed_ns;
+  const double kappa0 = cp.kappa;
   // Tensor kernels' DRAM traffic over their compulsory bytes, per device.
-  const double amp_capture = capture.latency.tensor_dram_amplification;
-  const double amp_target = target.latency.tensor_dram_amplification;
+  const double amp_capture = cp.tensor_dram_amplification;
+  const double amp_target = tp.tensor_dram_amplification;
 
   std::vector<KernelCost> out(w.kernels.size());
   for (std::size_t i = 0; i < w.kernels.size(); ++i) {

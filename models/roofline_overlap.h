@@ -1,5 +1,5 @@
 #pragma once
-// The `roofline-overlap` latency model (DESIGN.md, "Models"):
+// The `roofline-overlap` latency model (docs/design.md, "Models"):
 //   t(fc, fm) = t0 + max(tc·fc0/fc, tm·fm0/fm) + κ·min(tc·fc0/fc, tm·fm0/fm)
 // The measured duration d at the capture clocks (fc0, fm0) is split into a fixed
 // part t0, a compute part tc and a memory part tm in the proportions of the
@@ -12,9 +12,32 @@
 // through DRAM on each device (operand panels re-read when the L2 is small).
 // Retargeting scales tc by peak compute per clock and tm by bandwidth per
 // memory clock, divided by the target's efficiency factors.
-#include "sim/models.h"
+//
+// Its parameters are the keys of a device file's `latency: {model:
+// roofline-overlap, ...}` section (declared in roofline_overlap.cpp); the
+// capture device's section is read too, so it must use this model as well.
+#include "sim/model_registry.h"
 
 namespace dvfsim {
+
+struct RooflineParams {
+  double kappa = 0.1;               // overlap penalty of the smaller part
+  double fixed_ns = 1000.0;         // clock-independent part t0 of a kernel
+  double min_kernel_ns = 1500.0;    // floor for any kernel on this device
+  double compute_efficiency = 1.0;  // achieved / peak, relative to the capture device
+  double memory_efficiency = 1.0;
+  // On-chip (L2) bandwidth in bytes per core clock, summed over the GPU. DRAM
+  // traffic also crosses L2, so a memory-bound kernel cannot move its bytes
+  // faster than l2_bytes_per_clock x core clock: below that knee, lowering
+  // the core clock slows memory-bound kernels too.
+  double l2_bytes_per_clock = 0.0;
+  // DRAM traffic of tensor-core kernels (GEMM, attention) relative to their
+  // compulsory bytes (each operand read once, the result written once): > 1
+  // when the L2 is too small to hold the operand panels that tiles re-read.
+  double tensor_dram_amplification = 1.0;
+  // The device's `latency:` section; InputError when it uses another model.
+  static RooflineParams of(const Device& d);
+};
 
 class RooflineOverlap final : public LatencyModel {
  public:
@@ -35,6 +58,7 @@ class RooflineOverlap final : public LatencyModel {
 
  private:
   const Device& target_;
+  RooflineParams p_;
   double kappa_;
   double min_ns_;
 };

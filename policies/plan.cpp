@@ -7,11 +7,13 @@
 #include <cmath>
 #include <cstring>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <tuple>
 
 #include "sim/engine.h"
 #include "sim/error.h"
+#include "sim/model_registry.h"
 #include "sim/result.h"
 
 namespace dvfsim::plan {
@@ -168,8 +170,10 @@ Emulation emulate(const Device& d, const LatencyModel& lat, const PowerModel& po
   em.cap_mhz.resize(n);
   em.time_of_step.resize(n);
   if (n == 0) return em;
-  const bool capping = d.power.limit_w > 0;
-  const double period = std::max(1.0, d.governor.period_ms * 1e6);
+  const bool capping = d.power_limit_w > 0 && d.governor.given();
+  const std::unique_ptr<Governor> firmware = capping ? make_governor(d, pow) : nullptr;
+  const double period = capping ? std::max(1.0, static_cast<double>(firmware->period_ns()))
+                                : std::numeric_limits<double>::infinity();
   std::int32_t cap = start.cap_mhz > 0 ? start.cap_mhz : d.max_core_mhz();
   if (start.cap_mhz <= 0 && capping) {
     // The engine's warm-up: the steady cap for the whole run at the first clocks.
@@ -184,7 +188,7 @@ Emulation emulate(const Device& d, const LatencyModel& lat, const PowerModel& po
       }
       const double total = acc.busy + gaps;
       if (total <= 0) break;
-      const std::int32_t nc = firmware_cap_core_mhz(d, pow, acc.per(total), c, d.max_core_mhz());
+      const std::int32_t nc = firmware->cap_core_mhz(acc.per(total), c, d.max_core_mhz());
       if (nc == cap) break;
       cap = nc;
     }
@@ -197,7 +201,7 @@ Emulation emulate(const Device& d, const LatencyModel& lat, const PowerModel& po
     const Utilisation avg = acc.per(period);
     acc = {};
     next_tick += period;
-    if (capping) cap = firmware_cap_core_mhz(d, pow, avg, eff, cap);
+    if (capping) cap = firmware->cap_core_mhz(avg, eff, cap);
   };
   // Idle (u = 0) at `pair` (capped) for `dur` ns.
   auto idle = [&](const Clocks& pair, double dur) {
@@ -904,22 +908,6 @@ KernelPlanInput whole_run_input(const PolicyContext& ctx) {
 
 namespace {
 
-class RuleGovernor final : public Governor {
- public:
-  RuleGovernor(const Device& d, const PowerModel& p) : d_(d), p_(p) {}
-  std::int64_t period_ns() const override {
-    return static_cast<std::int64_t>(std::llround(d_.governor.period_ms * 1e6));
-  }
-  std::int32_t cap_core_mhz(const Utilisation& u, const Clocks& c,
-                            std::int32_t cap) const override {
-    return firmware_cap_core_mhz(d_, p_, u, c, cap);
-  }
-
- private:
-  const Device& d_;
-  const PowerModel& p_;
-};
-
 class PlanPolicy final : public Policy {
  public:
   explicit PlanPolicy(const std::vector<Clocks>* pairs) : pairs_(pairs) {}
@@ -936,13 +924,13 @@ class PlanPolicy final : public Policy {
 }  // namespace
 
 RunResult replay_plan(const PolicyContext& ctx, const std::vector<Clocks>* pairs) {
-  const RuleGovernor gov(ctx.device(), ctx.power());
+  const std::unique_ptr<Governor> gov = make_governor(ctx.device(), ctx.power());
   EngineInputs in;
   in.workload = &ctx.workload();
   in.device = &ctx.device();
   in.latency = &ctx.latency();
   in.power = &ctx.power();
-  in.governor = &gov;
+  in.governor = gov.get();
   in.costs = &ctx.costs();
   EngineConfig cfg;
   cfg.record_timeline = false;

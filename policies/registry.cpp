@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 
 #include "sim/error.h"
 
@@ -14,31 +13,6 @@ std::map<std::string, PolicyInfo>& registry() {
   return r;
 }
 }  // namespace
-
-std::string Params::str(const std::string& key) const {
-  auto it = values_.find(key);
-  if (it == values_.end())
-    throw InputError(fmt::format("{}: parameter '{}' is not set", owner_, key));
-  return it->second;
-}
-
-double Params::number(const std::string& key) const {
-  const std::string s = str(key);
-  double v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size())
-    throw InputError(fmt::format("{}: parameter '{}': '{}' is not a number", owner_, key, s));
-  return v;
-}
-
-std::int32_t Params::integer(const std::string& key) const {
-  const std::string s = str(key);
-  std::int32_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size())
-    throw InputError(fmt::format("{}: parameter '{}': '{}' is not an integer", owner_, key, s));
-  return v;
-}
 
 bool register_policy(PolicyInfo info) {
   auto name = info.name;
@@ -64,9 +38,7 @@ const PolicyInfo& find_policy(const std::string& name) {
 
 Params resolve_params(const PolicyInfo& info, const std::map<std::string, std::string>& given) {
   std::map<std::string, std::string> values;
-  std::string declared;
-  for (const auto& p : info.params) declared += (declared.empty() ? "" : ", ") + p.name;
-  if (declared.empty()) declared = "none";
+  const std::string declared = param_names(info.params);
   for (const auto& [key, value] : given) {
     const bool known = std::any_of(info.params.begin(), info.params.end(),
                                    [&](const ParamSpec& p) { return p.name == key; });

@@ -1,40 +1,17 @@
 #pragma once
 // The policy registry: every policy registers itself by name with a
 // description and its declared parameters (required, with a default, or
-// optional), in the style of Ramulator 2's interface + implementation registry.
+// optional; sim/params.h), in the style of Ramulator 2's interface + implementation registry.
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "sim/params.h"
 #include "sim/policy.h"
 
 namespace dvfsim {
-
-struct ParamSpec {
-  enum class Kind { required, defaulted, optional };
-  std::string name;
-  Kind kind = Kind::defaulted;
-  std::string default_value;  // for Kind::defaulted
-  std::string description;    // with units
-};
-
-// Resolved parameter values; typed getters throw InputError naming the key.
-class Params {
- public:
-  Params(std::string owner, std::map<std::string, std::string> values)
-      : owner_(std::move(owner)), values_(std::move(values)) {}
-  bool has(const std::string& key) const { return values_.count(key) > 0; }
-  std::string str(const std::string& key) const;
-  double number(const std::string& key) const;
-  std::int32_t integer(const std::string& key) const;
-  const std::map<std::string, std::string>& all() const { return values_; }
-
- private:
-  std::string owner_;
-  std::map<std::string, std::string> values_;
-};
 
 struct PolicyInfo {
   std::string name;

@@ -60,12 +60,20 @@ def rows(dev):
     d = c["default"]
     add("clocks.default", f"{d['core_mhz']} / {d['memory_mhz']}", d["source"])
     add("clocks.deep_idle_core_mhz", fmt_number(c["deep_idle_core_mhz"]["value"]), c["deep_idle_core_mhz"]["source"])
-    v = dev["voltage"]
-    add("voltage.points (MHz, V)", " ".join(f"({p[0]}, {fmt_number(float(p[1]))})" for p in v["points"]), v["source"])
+    v = dev.get("voltage")
+    if v:
+        add("voltage.points (MHz, V)", " ".join(f"({p[0]}, {fmt_number(float(p[1]))})" for p in v["points"]),
+            v["source"])
+    # power, governor and switch_latency are absent from capture-only device files.
     for section in ("compute", "memory", "latency", "power", "governor"):
-        for key, node in dev[section].items():
+        for key, node in (dev.get(section) or {}).items():
+            if key == "model":  # the registered model that reads the section (`dvfsim models`)
+                out.append(f"| `{section}.model` | {node} | model | the section's keys are this model's parameters |")
+                continue
             add(f"{section}.{key}", fmt_number(node["value"]), node["source"])
-    s = dev["switch_latency"]
+    s = dev.get("switch_latency")
+    if not s:
+        return "\n".join(out) + "\n"
     add("switch_latency.core", latency(s["core"]), s["core"]["source"])
     add("switch_latency.memory", latency(s["memory"]), s["memory"]["source"])
     add("switch_latency.memory_stall_us", fmt_number(s["memory_stall_us"]["value"]), s["memory_stall_us"]["source"])

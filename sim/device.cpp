@@ -58,19 +58,6 @@ double Device::tensor_flops_per_s(std::int32_t core_mhz) const {
 double Device::fp32_flops_per_s(std::int32_t core_mhz) const {
   return fp32_flops_per_clock_per_sm * sm_count * core_mhz * 1e6;
 }
-Device Device::with_data_activity(double activity) const {
-  if (!(activity >= 0.0 && activity <= 1.0))
-    throw InputError(
-        fmt::format("data_activity = {}: expected a value in [0, 1] (1: random data)", activity));
-  Device d = *this;
-  const double m = 1.0 - power.data_share_memory * (1.0 - activity);
-  const double c = 1.0 - power.data_share_compute * (1.0 - activity);
-  d.power.memory_active_w_per_ghz *= m;
-  d.power.compute_w_per_v2ghz *= c;
-  d.power.simt_w_per_v2ghz *= c;
-  return d;
-}
-
 double Device::issue_per_s(std::int32_t core_mhz) const {
   return static_cast<double>(warp_schedulers_per_sm) * sm_count * core_mhz * 1e6;
 }

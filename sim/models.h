@@ -1,7 +1,7 @@
 #pragma once
 // The interfaces the engine replays against: a latency model (how long a kernel
 // takes at given clocks) and a power model (what the GPU draws). Implementations
-// live in models/ and are chosen by name.
+// live in models/ and are chosen by name (sim/model_registry.h).
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -93,14 +93,5 @@ class Governor {
   virtual std::int32_t cap_core_mhz(const Utilisation& last_period, const Clocks& current,
                                     std::int32_t current_cap_mhz) const = 0;
 };
-
-// The firmware's power-cap rule, shared by the native governor (models/) and
-// the policies that emulate it while planning: the highest core clock at
-// which `power` puts `last_period` activity, at the current memory clock,
-// under limit_w x target_fraction; down at once, up by at most up_step_mhz
-// from `current_cap_mhz`.
-std::int32_t firmware_cap_core_mhz(const Device& d, const PowerModel& power,
-                                   const Utilisation& last_period, const Clocks& current,
-                                   std::int32_t current_cap_mhz);
 
 }  // namespace dvfsim

@@ -5,7 +5,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "models/cmos_power.h"
 #include "sim/error.h"
+#include "sim/model_registry.h"
 
 namespace dvfsim {
 namespace {
@@ -40,7 +42,7 @@ TEST(DeviceYaml, H200LoadsWithTheMeasuredClocks) {
   EXPECT_EQ(d.core_clocks_mhz.front(), 345);
   EXPECT_EQ(d.core_clocks_mhz.back(), 1980);
   EXPECT_EQ(d.memory_clocks_mhz, (std::vector<std::int32_t>{2201, 3201}));
-  EXPECT_DOUBLE_EQ(d.power.limit_w, 700.0);
+  EXPECT_DOUBLE_EQ(d.power_limit_w, 700.0);
   // 132 SMs x 4096 FLOP/clock x 1.485 GHz = 803 TFLOP/s; measured 788 is 98 % of it.
   EXPECT_NEAR(d.tensor_flops_per_s(1485) / 1e12, 802.9, 0.1);
   EXPECT_GE(ld.sources.size(), 29u);
@@ -105,6 +107,121 @@ TEST(DeviceYaml, UnknownDeviceListsTheKnownOnes) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("h200"), std::string::npos) << e.what();
   }
+}
+
+TEST(DeviceYaml, ModelsArePickedByName) {
+  const Device d = load_device_yaml(h200_text(), "h200.yaml").device;
+  EXPECT_EQ(d.latency.model, "roofline-overlap");
+  EXPECT_EQ(d.power.model, "cmos");
+  EXPECT_EQ(d.governor.model, "native");
+  // The numbers reach the model as written: 441.604 W/(V^2 GHz) tensor, 0.70 data share.
+  const CmosParams p = CmosParams::of(d);
+  EXPECT_DOUBLE_EQ(p.compute_w_per_v2ghz, 441.604);
+  EXPECT_DOUBLE_EQ(p.data_share_memory, 0.70);
+  EXPECT_DOUBLE_EQ(p.deep_idle_w, 79.34);
+}
+
+TEST(DeviceYaml, UnknownModelIsRejectedWithTheKnownOnes) {
+  const std::string e = error_of(replace(h200_text(), "model: cmos", "model: cmoss"));
+  EXPECT_NE(e.find("test.yaml:"), std::string::npos) << e;
+  EXPECT_NE(e.find("power.model"), std::string::npos) << e;
+  EXPECT_NE(e.find("'cmoss'"), std::string::npos) << e;
+  EXPECT_NE(e.find("known: cmos"), std::string::npos) << e;
+}
+
+TEST(DeviceYaml, MissingModelNameIsRejected) {
+  const std::string e = error_of(replace(h200_text(), "  model: native", "  # no model"));
+  EXPECT_NE(e.find("governor.model"), std::string::npos) << e;
+  EXPECT_NE(e.find("missing"), std::string::npos) << e;
+}
+
+TEST(DeviceYaml, AModelsMissingParameterIsNamed) {
+  std::string t = h200_text();
+  const auto at = t.find("  simt_w_per_v2ghz:");
+  t.erase(at, t.find('\n', at) - at + 1);
+  const std::string e = error_of(t);
+  EXPECT_NE(e.find("power.simt_w_per_v2ghz"), std::string::npos) << e;
+  EXPECT_NE(e.find("cmos"), std::string::npos) << e;
+}
+
+TEST(DeviceYaml, AModelParameterOutsideItsDeclaredRangeIsRejected) {
+  // native declares target_fraction in [0.5, 1].
+  const std::string e = error_of(
+      replace(h200_text(), "target_fraction: {value: 1.0,", "target_fraction: {value: 1.5,"));
+  EXPECT_NE(e.find("governor.target_fraction"), std::string::npos) << e;
+  EXPECT_NE(e.find("outside [0.5, 1]"), std::string::npos) << e;
+}
+
+// A capture-only device file: no power, governor or switch latencies. It
+// loads (a trace captured on it can be retargeted) but cannot be simulated.
+TEST(DeviceYaml, ACaptureOnlyDeviceLoadsButIsNotSimulated) {
+  std::string t = h200_text();
+  t.erase(t.find("\npower:"));
+  const Device d = load_device_yaml(t, "capture.yaml").device;
+  EXPECT_FALSE(d.power.given());
+  EXPECT_EQ(d.power_limit_w, 0.0);
+  try {
+    make_power_model(d);
+    FAIL();
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("capture.yaml"), std::string::npos) << m;
+    EXPECT_NE(m.find("power"), std::string::npos) << m;
+    EXPECT_NE(m.find("capture only"), std::string::npos) << m;
+  }
+  // With power but no governor the file is incomplete.
+  std::string half = h200_text();
+  half.erase(half.find("\ngovernor:"));
+  const std::string e = error_of(half);
+  EXPECT_NE(e.find("'governor'"), std::string::npos) << e;
+}
+
+// A model registered outside models/ plugs in the same way: its own keys in
+// the device file, built by name.
+class FlatPower final : public PowerModel {
+ public:
+  explicit FlatPower(const Device& d)
+      : w_(model_params(d, ModelKind::power, "test-flat").number("watts")) {}
+  double power_w(const Utilisation& u, const Clocks&) const override { return w_ * (1 + u.busy); }
+  double deep_idle_w() const override { return w_ / 2; }
+
+ private:
+  double w_;
+};
+const bool flat_registered = register_model({
+    .kind = ModelKind::power,
+    .name = "test-flat",
+    .description = "test: watts idle, twice that busy",
+    .params = {{"watts", true, 1, 1000, "idle power (W)"}},
+    .make_latency = {},
+    .make_power = [](const Device& d, const ModelOptions&) -> std::unique_ptr<PowerModel> {
+      return std::make_unique<FlatPower>(d);
+    },
+    .make_governor = {},
+});
+
+TEST(ModelRegistry, ARegisteredModelReadsItsOwnKeysFromTheDeviceFile) {
+  ASSERT_TRUE(flat_registered);
+  std::string t = h200_text();
+  const auto begin = t.find("\npower:");
+  const auto end = t.find("\ngovernor:");
+  t.replace(begin, end - begin,
+            "\npower:\n  model: test-flat\n"
+            "  limit_w: {value: 700, source: \"assumption: test\"}\n"
+            "  watts: {value: 100, source: \"assumption: test\"}\n");
+  const Device d = load_device_yaml(t, "flat.yaml").device;
+  const auto p = make_power_model(d);
+  const Clocks c = make_clocks(d, 1980, 3201);
+  EXPECT_DOUBLE_EQ(p->power_w({}, c), 100.0);
+  EXPECT_DOUBLE_EQ(p->power_w({1.0, 0, 0, 0}, c), 200.0);  // busy: 2 x 100 W
+  EXPECT_DOUBLE_EQ(p->deep_idle_w(), 50.0);
+  // cmos keys are not test-flat's.
+  const std::string e = error_of(
+      replace(t, "  watts:", "  const_w: {value: 1, source: \"assumption: x\"}\n  watts:"));
+  EXPECT_NE(e.find("power.const_w"), std::string::npos) << e;
+  EXPECT_NE(e.find("watts"), std::string::npos) << e;
+  // A model of one kind is not found under another.
+  EXPECT_THROW(find_model(ModelKind::latency, "test-flat"), InputError);
 }
 
 }  // namespace

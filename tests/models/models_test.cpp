@@ -66,8 +66,8 @@ TEST(H200Model, ConstantDataCopyRunsAt1980MHzNear406Watt) {
   // The ~406 W device copy of the trace README copied constant data; the
   // calibration measured 412.0 W copying zeros and 600-662 W copying random
   // data. At data_activity 0 the model runs the same copy uncapped at ~413 W.
-  const Device d = h200().with_data_activity(0.0);
-  CmosPower p(d);
+  const Device& d = h200();
+  CmosPower p(d, ModelOptions{0.0});
   const Utilisation copy{1.0, 0.0, 19747059721413.0 / 4.6001 / d.dram_bytes_per_s(3201)};
   EXPECT_EQ(settle(copy, d, p), 1980);
   EXPECT_NEAR(p.power_w(copy, make_clocks(d, 1980, 3201)), 406.0, 0.05 * 406.0);
@@ -76,8 +76,8 @@ TEST(H200Model, ConstantDataCopyRunsAt1980MHzNear406Watt) {
 TEST(H200Model, ConstantDataGemmDrawsNear397Watt) {
   // gemm_bf16_m8192_n8192_k8192_zeros (measurements_extra.csv): 3.00 PFLOP in
   // 4.70 s at 1726 MHz, 397.1 W; random data: power-capped at 691 W.
-  const Device d = h200().with_data_activity(0.0);
-  CmosPower p(d);
+  const Device& d = h200();
+  CmosPower p(d, ModelOptions{0.0});
   const double s = 4.7027;
   const auto rows = read_calibration_csv(std::string(DVFSIM_SOURCE_DIR) +
                                          "/models/calibration/h200/measurements_extra.csv");
@@ -93,14 +93,14 @@ TEST(H200Model, ConstantDataGemmDrawsNear397Watt) {
 }
 
 TEST(DataActivity, ScalesTheDataDependentShares) {
-  const Device& d = h200();
+  const CmosParams d = CmosParams::of(h200());
   // share 0.70 of memory-active, 0.78 of compute and SIMT power is data toggling.
-  const Device half = d.with_data_activity(0.5);
-  EXPECT_NEAR(half.power.memory_active_w_per_ghz, d.power.memory_active_w_per_ghz * 0.65, 1e-9);
-  EXPECT_NEAR(half.power.compute_w_per_v2ghz, d.power.compute_w_per_v2ghz * 0.61, 1e-9);
-  EXPECT_NEAR(half.power.simt_w_per_v2ghz, d.power.simt_w_per_v2ghz * 0.61, 1e-9);
-  EXPECT_EQ(d.with_data_activity(1.0).power.busy_w_per_v2ghz, d.power.busy_w_per_v2ghz);
-  EXPECT_EQ(d.with_data_activity(1.0).power.compute_w_per_v2ghz, d.power.compute_w_per_v2ghz);
+  const CmosParams half = d.with_data_activity(0.5);
+  EXPECT_NEAR(half.memory_active_w_per_ghz, d.memory_active_w_per_ghz * 0.65, 1e-9);
+  EXPECT_NEAR(half.compute_w_per_v2ghz, d.compute_w_per_v2ghz * 0.61, 1e-9);
+  EXPECT_NEAR(half.simt_w_per_v2ghz, d.simt_w_per_v2ghz * 0.61, 1e-9);
+  EXPECT_EQ(d.with_data_activity(1.0).busy_w_per_v2ghz, d.busy_w_per_v2ghz);
+  EXPECT_EQ(d.with_data_activity(1.0).compute_w_per_v2ghz, d.compute_w_per_v2ghz);
   EXPECT_THROW(d.with_data_activity(1.5), InputError);
   EXPECT_THROW(d.with_data_activity(-0.1), InputError);
 }
@@ -173,7 +173,7 @@ TEST(H200Model, ReproducesTheStoredMicrobenchmarks) {
   for (const auto& r : rows) {
     if (r.cls == "deep_idle") continue;  // the model's deep idle is this row's value
     // Every row within 5 %, the duty-cycled GEMMs (predicted, not fitted) included.
-    const double pred = predict_row_power_w(h200(), h200().power, r);
+    const double pred = predict_row_power_w(h200(), CmosParams::of(h200()), r);
     const double err = 100.0 * (pred - r.mean_power_w) / r.mean_power_w;
     EXPECT_LT(std::abs(err), 5.0) << r.name << ": model " << pred << " W, measured "
                                   << r.mean_power_w;
@@ -188,10 +188,10 @@ TEST(Calibrate, RefittingTheStoredCsvGivesTheShippedCoefficients) {
   const auto rows = read_calibration_csv(std::string(DVFSIM_SOURCE_DIR) +
                                          "/models/calibration/h200/measurements.csv");
   const CalibrationFit fit = fit_power(h200(), rows);
-  EXPECT_NEAR(fit.power.compute_w_per_v2ghz, h200().power.compute_w_per_v2ghz,
-              1e-3 * h200().power.compute_w_per_v2ghz);
-  EXPECT_NEAR(fit.power.memory_active_w_per_ghz, h200().power.memory_active_w_per_ghz,
-              1e-3 * h200().power.memory_active_w_per_ghz);
+  EXPECT_NEAR(fit.power.compute_w_per_v2ghz, CmosParams::of(h200()).compute_w_per_v2ghz,
+              1e-3 * CmosParams::of(h200()).compute_w_per_v2ghz);
+  EXPECT_NEAR(fit.power.memory_active_w_per_ghz, CmosParams::of(h200()).memory_active_w_per_ghz,
+              1e-3 * CmosParams::of(h200()).memory_active_w_per_ghz);
   EXPECT_NEAR(fit.idle_scale, 1.0, 1e-3);
   EXPECT_LT(fit.rms_error_pct, 5.0);
 }
@@ -207,10 +207,10 @@ TEST(Calibrate, MeasuredInstructionsDriveTheSimtTerm) {
   r.window_s = 1;
   r.busy_s = 1;
   r.instructions = 0;
-  const double base = predict_row_power_w(h200(), h200().power, r);
+  const double base = predict_row_power_w(h200(), CmosParams::of(h200()), r);
   r.instructions = 1.04544e11;
-  EXPECT_NEAR(predict_row_power_w(h200(), h200().power, r) - base,
-              h200().power.simt_w_per_v2ghz * 0.1 * 1.98, 1e-9);
+  EXPECT_NEAR(predict_row_power_w(h200(), CmosParams::of(h200()), r) - base,
+              CmosParams::of(h200()).simt_w_per_v2ghz * 0.1 * 1.98, 1e-9);
 }
 
 TEST(Calibrate, FitVoltageChoosesTheShippedCurve) {
@@ -250,7 +250,7 @@ TEST(Calibrate, FitVoltageRefusesACurveItCannotSearch) {
 TEST(Calibrate, FitRecoversKnownCoefficientsFromSyntheticRows) {
   // Rows generated from known coefficients must be fitted back exactly.
   Device d = h200();
-  PowerParams truth = d.power;
+  CmosParams truth = CmosParams::of(d);
   truth.busy_w_per_v2ghz = 100;
   truth.compute_w_per_v2ghz = 400;
   truth.simt_w_per_v2ghz = 900;

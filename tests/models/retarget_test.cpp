@@ -180,7 +180,7 @@ TEST(ShippedDevices, AllSixLoadWithMonotoneVoltageAndSupportedDefaults) {
     // the top clocks draws more than context idle.
     const CmosPower p(d);
     const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
-    EXPECT_LT(p.power_w(Utilisation{}, def), 0.5 * d.power.limit_w);
+    EXPECT_LT(p.power_w(Utilisation{}, def), 0.5 * d.power_limit_w);
     EXPECT_LT(p.deep_idle_w(), p.power_w(Utilisation{}, def) + 1e-9);
   }
 }
@@ -192,7 +192,7 @@ TEST(ShippedDevices, Rtx3080TiClockSpaceIsSpaansTable) {
   EXPECT_EQ(ti.core_clocks_mhz.back(), 2100);
   EXPECT_EQ(ti.memory_clocks_mhz, (std::vector<std::int32_t>{405, 810, 5001, 9251, 9501}));
   EXPECT_EQ(ti.default_memory_mhz, 9251);
-  EXPECT_EQ(ti.power.limit_w, 350.0);
+  EXPECT_EQ(ti.power_limit_w, 350.0);
 }
 
 // Spaan et al.: lowering the memory clock under a power-capped GEMM frees
@@ -204,7 +204,7 @@ TEST(ShippedDevices, Rtx3080TiGemmIsPowerCappedAndGainsCoreClockAtLowMemoryClock
   const Utilisation gemm{1.0, 0.98, 0.05};
   const Clocks at9251 = make_clocks(ti, ti.default_core_mhz, 9251);
   const Clocks at5001 = make_clocks(ti, ti.default_core_mhz, 5001);
-  EXPECT_GT(power.power_w(gemm, at9251), ti.power.limit_w);  // must be capped
+  EXPECT_GT(power.power_w(gemm, at9251), ti.power_limit_w);  // must be capped
   const std::int32_t cap9251 = gov.cap_core_mhz(gemm, at9251, ti.max_core_mhz());
   // Same bytes per second: u_m scales with 9251/5001 at the lower clock.
   const Utilisation gemm5001{1.0, 0.98, 0.05 * 9251.0 / 5001.0};
@@ -215,7 +215,7 @@ TEST(ShippedDevices, Rtx3080TiGemmIsPowerCappedAndGainsCoreClockAtLowMemoryClock
   // for their GEMMs; this full-rate one (u_c 0.98) gains a little more.
   const std::int32_t run5001 = std::min(cap5001, ti.default_core_mhz);
   EXPECT_EQ(run5001, ti.default_core_mhz);
-  EXPECT_LT(power.power_w(gemm5001, at5001), ti.power.limit_w);
+  EXPECT_LT(power.power_w(gemm5001, at5001), ti.power_limit_w);
   const double gain = static_cast<double>(run5001) / cap9251 - 1.0;
   EXPECT_GT(gain, 0.015) << cap9251 << " -> " << run5001 << " MHz";
   EXPECT_LT(gain, 0.05) << cap9251 << " -> " << run5001 << " MHz";
@@ -259,6 +259,7 @@ memory:
   bandwidth_gbs: {value: 100, source: "assumption: test"}
   bandwidth_memory_mhz: {value: 1000, source: "assumption: test"}
 latency:
+  model: roofline-overlap
   kappa: {value: 0.1, source: "assumption: test"}
   fixed_ns: {value: 1000, source: "assumption: test"}
   min_kernel_ns: {value: 1500, source: "assumption: test"}
@@ -267,6 +268,7 @@ latency:
   tensor_dram_amplification: {value: 1, source: "assumption: test"}
   memory_efficiency: {value: 1.0, source: "assumption: test"}
 power:
+  model: cmos
   @LIMIT@
   deep_idle_w: {value: 10, source: "assumption: test"}
   const_w: {value: 10, source: "assumption: test"}
@@ -278,6 +280,7 @@ power:
   memory_active_w_per_ghz: {value: 5, source: "assumption: test"}
   memory_idle_w_per_ghz: {value: 1, source: "assumption: test"}
 governor:
+  model: native
   period_ms: {value: 100, source: "assumption: test"}
   up_step_mhz: {value: 120, source: "assumption: test"}
   target_fraction: {value: 0.99, source: "assumption: test"}

@@ -179,8 +179,10 @@ TEST(Emulation, TheGovernorSeesSimtActivity) {
   // Limit 250 W (x 0.99): busy + SIMT draws 300 W at 2000 MHz, 200 W at 1000,
   // so the firmware holds 1000 MHz; busy alone (200 W) would fit at 2000.
   Device d = testing::toy_device();
-  d.power.limit_w = 250;
-  d.governor.period_ms = 1;
+  d.power_limit_w = 250;
+  d.governor = {"native",
+                Params("toy governor",
+                       {{"period_ms", "1"}, {"up_step_mhz", "120"}, {"target_fraction", "0.99"}})};
   IssueBoundLatency lat;
   SimtPower pow;
   std::vector<ItemSpec> k(1);

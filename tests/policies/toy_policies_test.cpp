@@ -65,8 +65,10 @@ Device device() {
   d.default_core_mhz = 2000;
   d.default_memory_mhz = 1000;
   d.voltage_curve = {{1000, 0.8}, {2000, 1.0}};
-  d.power.limit_w = 1000;
-  d.governor.period_ms = 100;
+  d.power_limit_w = 1000;
+  d.governor = {"native", Params("toy2 governor", {{"period_ms", "100"},
+                                                   {"up_step_mhz", "120"},
+                                                   {"target_fraction", "0.99"}})};
   return d;
 }
 

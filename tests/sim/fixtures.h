@@ -20,8 +20,10 @@ inline Device toy_device() {
   d.default_memory_mhz = 1000;
   d.deep_idle_core_mhz = 1000;
   d.voltage_curve = {{1000, 0.8}, {2000, 1.0}};
-  d.power.limit_w = 1000;
-  d.governor.period_ms = 100;
+  d.power_limit_w = 1000;
+  d.governor = {"native", Params("toy governor", {{"period_ms", "100"},
+                                                  {"up_step_mhz", "120"},
+                                                  {"target_fraction", "0.99"}})};
   return d;
 }
 
