@@ -104,8 +104,9 @@ Simulation simulate(const RunSpec& spec) {
   std::map<std::string, std::string> policy_settings;
   sim.engine.seed = spec.seed;
   sim.engine.record_timeline = spec.record_timeline;
-  for (const auto& [key, value] : spec.settings) {
-    // A number in [0, max], else an error saying what was expected.
+  for (const auto& [key_, value_] : spec.settings) {
+    const std::string &key = key_, &value = value_;  // clang 14: no captured bindings
+    // A finite number in [0, max], else an error saying what was expected.
     auto number = [&](double max, std::string_view expected) {
       double v = -1;
       auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
@@ -113,11 +114,15 @@ Simulation simulate(const RunSpec& spec) {
         throw InputError(fmt::format("--set {}={}: expected {}", key, value, expected));
       return v;
     };
-    constexpr double kNoMax = std::numeric_limits<double>::infinity();
+    // At most the longest trace span (1 h): a switch that takes longer never
+    // lands inside any trace, and larger values overflow the nanosecond clock.
+    constexpr double kMaxUs = static_cast<double>(kMaxTraceSpanNs) / 1000.0;
     if (key == "switch_latency_us") {
-      sim.engine.switch_latency_override_us = number(kNoMax, "a time >= 0 in microseconds");
+      sim.engine.switch_latency_override_us =
+          number(kMaxUs, "a time in microseconds in [0, 3.6e9] (1 h)");
     } else if (key == "memory_stall_us") {
-      sim.engine.memory_stall_override_us = number(kNoMax, "a time >= 0 in microseconds");
+      sim.engine.memory_stall_override_us =
+          number(kMaxUs, "a time in microseconds in [0, 3.6e9] (1 h)");
     } else if (key == "data_activity") {
       sim.data_activity = number(1.0, "a number in [0, 1] (1: random data)");
     } else {

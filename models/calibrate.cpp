@@ -12,6 +12,7 @@
 
 #include "sim/csv.h"
 #include "sim/error.h"
+#include "sim/files.h"
 #include "sim/workload.h"
 
 namespace dvfsim {
@@ -60,6 +61,7 @@ double idle_w(const CmosParams& p, const Terms& t) {
 }  // namespace
 
 std::vector<CalibrationRow> read_calibration_csv(const std::string& path) {
+  require_regular_file(path);
   std::ifstream in(path);
   if (!in) throw InputError(fmt::format("{}: cannot open measurement CSV", path));
   std::string line;

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "sim/error.h"
+#include "sim/files.h"
 #include "sim/model_registry.h"
 
 #ifndef DVFSIM_DEFAULT_DEVICE_DIR
@@ -345,6 +346,7 @@ LoadedDevice load_device_yaml(const std::string& yaml_text, const std::string& p
 }
 
 LoadedDevice load_device_file(const std::string& path) {
+  require_regular_file(path);
   std::ifstream in(path);
   if (!in) throw InputError(fmt::format("{}: cannot open device file", path));
   std::stringstream ss;

@@ -40,8 +40,9 @@ Params resolve_params(const PolicyInfo& info, const std::map<std::string, std::s
   std::map<std::string, std::string> values;
   const std::string declared = param_names(info.params);
   for (const auto& [key, value] : given) {
+    const std::string& name = key;  // clang 14 cannot capture structured bindings
     const bool known = std::any_of(info.params.begin(), info.params.end(),
-                                   [&](const ParamSpec& p) { return p.name == key; });
+                                   [&](const ParamSpec& p) { return p.name == name; });
     if (!known)
       throw InputError(fmt::format("policy {}: unknown parameter '{}' (its parameters: {})",
                                    info.name, key, declared));

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -49,7 +50,19 @@ void write_file_atomic(const std::string& path, std::string_view content) {
   }
 }
 
+void require_regular_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) fail("open", path, errno);
+  if (S_ISREG(st.st_mode)) return;
+  throw InputError(fmt::format("{}: not a regular file ({})", path,
+                               S_ISDIR(st.st_mode)    ? "a directory"
+                               : S_ISFIFO(st.st_mode) ? "a FIFO"
+                               : S_ISCHR(st.st_mode)  ? "a character device"
+                                                      : "a special file"));
+}
+
 std::string read_file(const std::string& path) {
+  require_regular_file(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) fail("read", path, errno);
   std::ostringstream content;

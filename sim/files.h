@@ -12,6 +12,11 @@ namespace dvfsim {
 // the system error.
 void write_file_atomic(const std::string& path, std::string_view content);
 
+// Throws InputError naming the path unless it is a regular file (or a link to
+// one): every input is read whole, and a directory reports a bogus size,
+// /dev/zero never ends and opening a FIFO blocks until someone writes to it.
+void require_regular_file(const std::string& path);
+
 // The whole file; throws InputError naming the path if it cannot be read.
 std::string read_file(const std::string& path);
 

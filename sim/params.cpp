@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <cmath>
 
 #include "sim/error.h"
 
@@ -19,8 +20,9 @@ double Params::number(const std::string& key) const {
   const std::string s = str(key);
   double v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size())
-    throw InputError(fmt::format("{}: parameter '{}': '{}' is not a number", owner_, key, s));
+  if (ec != std::errc() || p != s.data() + s.size() || !std::isfinite(v))
+    throw InputError(
+        fmt::format("{}: parameter '{}': '{}' is not a finite number", owner_, key, s));
   return v;
 }
 

@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <cmath>
+#include <cstdint>
+#include <vector>
 
 #include "sim/error.h"
 
@@ -89,6 +93,40 @@ void Workload::validate() const {
     throw InputError(fmt::format("{}: invalid workload: {}", source_path, what));
   };
   if (kernels.empty()) fail("no kernels");
+  // Time stamps within kMaxTraceSpanNs of the median GPU start, durations at
+  // most that long (docs/trace-format.md, "Time stamps"): time differences
+  // cannot overflow and one stray stamp cannot stretch the replay over days.
+  std::vector<std::int64_t> starts(kernels.size());
+  for (std::size_t i = 0; i < kernels.size(); ++i) starts[i] = kernels[i].traced_start_ns;
+  const auto mid = starts.begin() + static_cast<std::ptrdiff_t>(starts.size() / 2);
+  std::nth_element(starts.begin(), mid, starts.end());
+  const std::int64_t median = *mid;
+  auto near = [&](std::int64_t t) {  // |t - median| <= span, without overflow
+    const auto ut = static_cast<std::uint64_t>(t), um = static_cast<std::uint64_t>(median);
+    return (t > median ? ut - um : um - ut) <= static_cast<std::uint64_t>(kMaxTraceSpanNs);
+  };
+  auto check_stamp = [&](std::int64_t t, const std::string& what) {
+    if (!near(t))
+      fail(fmt::format("{} {} ns lies more than 1 h from the median GPU start {} ns", what, t,
+                       median));
+  };
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    const Kernel& k = kernels[i];
+    check_stamp(k.host_launch_ns, fmt::format("kernel {}: host launch", i));
+    check_stamp(k.traced_start_ns, fmt::format("kernel {}: GPU start", i));
+    if (k.work.duration_ns > kMaxTraceSpanNs) fail(fmt::format("kernel {}: longer than 1 h", i));
+    if (!std::isfinite(k.work.flops) || !std::isfinite(k.work.dram_bytes) ||
+        !std::isfinite(k.work.instructions) || k.work.instructions < 0)
+      fail(fmt::format("kernel {}: FLOPs, bytes or instructions not a finite number >= 0", i));
+  }
+  for (std::size_t i = 0; i < syncs.size(); ++i) {
+    check_stamp(syncs[i].host_begin_ns, fmt::format("sync {}: host begin", i));
+    check_stamp(syncs[i].traced_end_ns, fmt::format("sync {}: end", i));
+  }
+  if (capture.core_mhz < 0 || capture.core_mhz > 100000 || capture.memory_mhz < 0 ||
+      capture.memory_mhz > 100000)
+    fail(fmt::format("capture clocks {} / {} MHz outside 0..100000", capture.core_mhz,
+                     capture.memory_mhz));
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     const Kernel& k = kernels[i];
     if (k.name_id >= names.size() || k.op_id >= names.size())

@@ -114,6 +114,10 @@ struct CaptureInfo {
   std::string instructions_source;  // where Work::instructions came from
 };
 
+// The longest a trace may span around its median GPU start, either way, and
+// the longest activity: one hour (Workload::validate; docs/trace-format.md).
+inline constexpr std::int64_t kMaxTraceSpanNs = std::int64_t{3600} * 1'000'000'000;
+
 struct Workload {
   std::string source_path;
   CaptureInfo capture;

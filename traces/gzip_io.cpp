@@ -20,6 +20,7 @@ struct FileCloser {
 using File = std::unique_ptr<std::FILE, FileCloser>;
 
 std::string read_raw(const std::string& path) {
+  require_regular_file(path);
   File f(std::fopen(path.c_str(), "rb"));
   if (!f) throw InputError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   std::string data;

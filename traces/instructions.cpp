@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <tuple>
@@ -23,33 +24,37 @@ struct Row {
 };
 using Key = std::tuple<std::string, std::uint64_t, std::uint64_t, std::uint32_t>;
 
-std::vector<Row> read_sidecar(const std::string& path) {
-  const std::string text = traces::read_file(path, 0);
+std::vector<Row> parse_sidecar(std::string_view text, const std::string& path) {
   std::vector<Row> rows;
   std::map<std::string, std::size_t> col;
+  std::size_t n_columns = 0;
   std::size_t pos = 0;
   int lineno = 0;
   bool have_header = false;
   while (pos < text.size()) {
     const std::size_t nl = text.find('\n', pos);
-    const std::string_view line(text.data() + pos,
-                                (nl == std::string::npos ? text.size() : nl) - pos);
+    const std::string_view line =
+        text.substr(pos, (nl == std::string::npos ? text.size() : nl) - pos);
     pos = nl == std::string::npos ? text.size() : nl + 1;
     ++lineno;
-    if (line.empty() || line[0] == '#') continue;
+    if (line.empty() || line == "\r" || line[0] == '#') continue;
     const auto f = split_csv_line(line);
     if (!have_header) {
-      for (std::size_t i = 0; i < f.size(); ++i) col[f[i]] = i;
+      for (std::size_t i = 0; i < f.size(); ++i)
+        if (!col.emplace(f[i], i).second)
+          throw InputError(
+              fmt::format("{}:{}: column '{}' appears twice in the header", path, lineno, f[i]));
       for (const char* c : {"kernel", "grid", "block", "registers", "instructions"})
         if (!col.count(c))
           throw InputError(
               fmt::format("{}:{}: missing column '{}' (docs/trace-format.md)", path, lineno, c));
+      n_columns = f.size();
       have_header = true;
       continue;
     }
-    if (f.size() != col.size())
+    if (f.size() != n_columns)
       throw InputError(
-          fmt::format("{}:{}: {} fields, the header has {}", path, lineno, f.size(), col.size()));
+          fmt::format("{}:{}: {} fields, the header has {}", path, lineno, f.size(), n_columns));
     auto num = [&](const char* c) {
       const std::string& s = f[col.at(c)];
       const auto v = parse_csv_double(s);
@@ -58,11 +63,20 @@ std::vector<Row> read_sidecar(const std::string& path) {
             fmt::format("{}:{}: column '{}': '{}' is not a number >= 0", path, lineno, c, s));
       return *v;
     };
+    // A count: a whole number that fits `max` (a fraction or 1e30 would match nothing).
+    auto count = [&](const char* c, double max) {
+      const double v = num(c);
+      if (v != std::floor(v) || v > max)
+        throw InputError(fmt::format("{}:{}: column '{}': '{}' is not a whole number <= {:.0f}",
+                                     path, lineno, c, f[col.at(c)], max));
+      return v;
+    };
     Row r;
     r.base = kernel_base_name(f[col.at("kernel")]);
-    r.grid = static_cast<std::uint64_t>(num("grid"));
-    r.block = static_cast<std::uint64_t>(num("block"));
-    r.registers = static_cast<std::uint32_t>(num("registers"));
+    // Grid and block are thread counts (products of three dimensions).
+    r.grid = static_cast<std::uint64_t>(count("grid", 0x1p63));
+    r.block = static_cast<std::uint64_t>(count("block", 0x1p63));
+    r.registers = static_cast<std::uint32_t>(count("registers", 4294967295.0));
     r.instructions = num("instructions");
     rows.push_back(std::move(r));
   }
@@ -89,13 +103,22 @@ std::string kernel_base_name(std::string_view s) {
 }
 
 void annotate_instructions_from(Workload& w, const std::string& ncu_csv_path) {
+  if (ncu_csv_path.empty()) {
+    annotate_instructions_from_text(w, std::nullopt, "");
+    return;
+  }
+  annotate_instructions_from_text(w, traces::read_file(ncu_csv_path, 0), ncu_csv_path);
+}
+
+void annotate_instructions_from_text(Workload& w, std::optional<std::string_view> csv,
+                                     const std::string& ncu_csv_path) {
   for (Kernel& k : w.kernels) {
     k.work.instructions = estimated_instructions(k.cls, k.work.flops, k.work.dram_bytes);
     k.work.instructions_source = InstructionSource::estimated;
   }
   w.capture.instructions_source = "estimated per class (no .ncu.csv sidecar)";
-  if (ncu_csv_path.empty()) return;
-  const std::vector<Row> rows = read_sidecar(ncu_csv_path);
+  if (!csv) return;
+  const std::vector<Row> rows = parse_sidecar(*csv, ncu_csv_path);
 
   // The sidecar holds the SM kernels of one iteration in launch order. Each
   // iteration of the trace takes them kernel by kernel: the next unused row

@@ -3,6 +3,7 @@
 // ones from an Nsight Compute sidecar `<trace stem>.ncu.csv` where it exists,
 // the per-class estimate (estimated_instructions) for every other kernel.
 // docs/trace-format.md, "Instruction counts", describes the sidecar.
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -22,5 +23,11 @@ void annotate_instructions(Workload& w, const std::string& trace_path);
 
 // The same with an explicit sidecar path (empty: estimates only).
 void annotate_instructions_from(Workload& w, const std::string& ncu_csv_path);
+
+// The same with the sidecar's text in memory (std::nullopt: estimates only);
+// `ncu_csv_path` names it in messages. A malformed sidecar is an InputError
+// naming the file and line.
+void annotate_instructions_from_text(Workload& w, std::optional<std::string_view> csv,
+                                     const std::string& ncu_csv_path);
 
 }  // namespace dvfsim

@@ -32,10 +32,32 @@ bool contains(std::string_view s, std::string_view n) {
 
 // Kineto times are microseconds with three decimals. Splitting off the
 // integer part keeps the conversion exact for 2^43 us (about 100 days).
+// Callers pass only values checked by EventContext::ts_ns / dur_ns.
 std::int64_t us_to_ns(double us) {
   const double whole = std::floor(us);
   return static_cast<std::int64_t>(whole) * 1000 + std::llround((us - whole) * 1000.0);
 }
+
+// Time stamp range (docs/trace-format.md, "Time stamps"): |ts| and dur up to
+// 2^52 us (143 years) convert to int64 ns, and ts + dur cannot overflow.
+constexpr double kMaxAbsUs = 4503599627370496.0;  // 2^52
+// No time stamp may lie further than kMaxTraceSpanNs (1 h, sim/workload.h)
+// from the median GPU activity start, and no duration may be longer: a
+// profiler window is seconds to minutes, so a value beyond an hour is a
+// corrupt or mixed-clock event, which would otherwise stretch the replay over
+// days and give silent wrong numbers.
+constexpr std::int64_t kMaxSpanNs = kMaxTraceSpanNs;
+
+bool in_int64(double d) {  // d converts to int64_t without overflow
+  return d >= -9223372036854775808.0 && d < 9223372036854775808.0;
+}
+
+// A time stamp read from an event, for the span check after all are read.
+struct Stamp {
+  std::size_t index;
+  std::string_view cat;
+  std::int64_t ns;
+};
 
 // Field access that names the file, event and field in every error.
 struct EventContext {
@@ -61,7 +83,23 @@ struct EventContext {
     if (e.get(v) == simdjson::SUCCESS) return v;
     double d = 0;
     if (e.get(d) != simdjson::SUCCESS || d != std::floor(d)) fail(field, "non-integer");
+    if (!in_int64(d)) fail(field, "out-of-range");
     return static_cast<std::int64_t>(d);
+  }
+  // Field "ts" in ns; recorded in `stamps` for the span check.
+  std::int64_t ts_ns(dom::object obj, std::vector<Stamp>& stamps) const {
+    const double us = number(obj, "ts", "ts");
+    if (!(std::abs(us) <= kMaxAbsUs)) fail("ts", "out-of-range (|ts| > 2^52 us)");
+    const std::int64_t ns = us_to_ns(us);
+    stamps.push_back({index, cat, ns});
+    return ns;
+  }
+  // Field "dur" in ns: >= 0 and at most kMaxSpanNs.
+  std::int64_t dur_ns(dom::object obj) const {
+    const double us = number(obj, "dur", "dur");
+    if (!(us >= 0)) fail("dur", "negative or NaN");
+    if (!(us * 1000.0 <= static_cast<double>(kMaxSpanNs))) fail("dur", "longer-than-1-h");
+    return us_to_ns(us);
   }
 };
 
@@ -71,7 +109,7 @@ std::int64_t optional_int(dom::object obj, std::string_view key, std::int64_t fa
   std::int64_t v = 0;
   if (e.get(v) == simdjson::SUCCESS) return v;
   double d = 0;
-  if (e.get(d) == simdjson::SUCCESS) return static_cast<std::int64_t>(d);
+  if (e.get(d) == simdjson::SUCCESS && in_int64(d)) return static_cast<std::int64_t>(d);
   return fallback;
 }
 
@@ -247,6 +285,7 @@ Workload parse_kineto(std::string_view json, const std::string& path, bool padde
   std::unordered_set<std::int64_t> autograd_tids;
   std::vector<Interval> profiler_steps, optimizer_steps, zero_grads;
   std::vector<CudaSync> cuda_syncs;
+  std::vector<Stamp> stamps;
   acts.reserve(8192);
   calls.reserve(8192);
   op_by_ext.reserve(32768);
@@ -279,9 +318,8 @@ Workload parse_kineto(std::string_view json, const std::string& path, bool padde
                          : (cat == "gpu_memset" ? ActivityKind::memset : ActivityKind::memcpy);
       if (!has_name) ctx.fail("name", "missing");
       a.name = name;
-      a.start_ns = us_to_ns(ctx.number(ev, "ts", "ts"));
-      a.duration_ns = us_to_ns(ctx.number(ev, "dur", "dur"));
-      if (a.duration_ns < 0) ctx.fail("dur", "negative");
+      a.start_ns = ctx.ts_ns(ev, stamps);
+      a.duration_ns = ctx.dur_ns(ev);
       dom::object args;
       if (ev["args"].get(args) != simdjson::SUCCESS) ctx.fail("args", "missing");
       a.correlation = ctx.integer(args, "correlation", "args.correlation");
@@ -306,8 +344,8 @@ Workload parse_kineto(std::string_view json, const std::string& path, bool padde
       if (ev["args"].get(args) != simdjson::SUCCESS) ctx.fail("args", "missing");
       RuntimeCall c{};
       c.name = name;
-      c.ts_ns = us_to_ns(ctx.number(ev, "ts", "ts"));
-      c.end_ns = c.ts_ns + us_to_ns(ctx.number(ev, "dur", "dur"));
+      c.ts_ns = ctx.ts_ns(ev, stamps);
+      c.end_ns = c.ts_ns + ctx.dur_ns(ev);
       c.tid = tid_of(ev);
       c.correlation = ctx.integer(args, "correlation", "args.correlation");
       call_by_corr.emplace(c.correlation, calls.size());
@@ -316,8 +354,8 @@ Workload parse_kineto(std::string_view json, const std::string& path, bool padde
       dom::object args;
       if (ev["args"].get(args) != simdjson::SUCCESS) continue;
       const std::int64_t ext = optional_int(args, "External id", -1);
-      const std::int64_t ts = us_to_ns(ctx.number(ev, "ts", "ts"));
-      const std::int64_t dur = us_to_ns(ctx.number(ev, "dur", "dur"));
+      const std::int64_t ts = ctx.ts_ns(ev, stamps);
+      const std::int64_t dur = ctx.dur_ns(ev);
       if (starts_with(name, "autograd::engine::evaluate_function"))
         autograd_ops[tid_of(ev)].add({ts, ts + dur});
       if (ext < 0) continue;
@@ -326,8 +364,8 @@ Workload parse_kineto(std::string_view json, const std::string& path, bool padde
       if (!fresh && dur < it->second.dur_ns) it->second = CpuOp{ev, name, dur};
     } else if (cat == "user_annotation" || starts_with(name, "ProfilerStep#")) {
       if (cat == "gpu_user_annotation") continue;
-      const std::int64_t ts = us_to_ns(ctx.number(ev, "ts", "ts"));
-      const Interval iv{ts, ts + us_to_ns(ctx.number(ev, "dur", "dur"))};
+      const std::int64_t ts = ctx.ts_ns(ev, stamps);
+      const Interval iv{ts, ts + ctx.dur_ns(ev)};
       if (starts_with(name, "ProfilerStep#")) profiler_steps.push_back(iv);
       if (starts_with(name, "Optimizer.step#")) optimizer_steps.push_back(iv);
       if (starts_with(name, "Optimizer.zero_grad#")) zero_grads.push_back(iv);
@@ -341,6 +379,18 @@ Workload parse_kineto(std::string_view json, const std::string& path, bool padde
     }
   }
   if (acts.empty()) throw InputError(fmt::format("{}: no GPU kernels, memsets or memcpys", path));
+  {  // Span check: every time stamp within kMaxSpanNs of the median GPU start.
+    std::vector<std::int64_t> starts(acts.size());
+    for (std::size_t i = 0; i < acts.size(); ++i) starts[i] = acts[i].start_ns;
+    const auto mid = starts.begin() + static_cast<std::ptrdiff_t>(starts.size() / 2);
+    std::nth_element(starts.begin(), mid, starts.end());
+    for (const Stamp& s : stamps)
+      if (s.ns < *mid - kMaxSpanNs || s.ns > *mid + kMaxSpanNs)
+        throw InputError(fmt::format(
+            "{}: event {} (cat {}): field 'ts' lies {:.0f} s from the median GPU activity start "
+            "(more than 1 h: a corrupt or mixed-clock time stamp; docs/trace-format.md)",
+            path, s.index, s.cat, std::abs(static_cast<double>(s.ns - *mid)) * 1e-9));
+  }
 
   // Host launch of every activity through its correlation id. Activities
   // whose launch call is missing are placed at their GPU start.

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <vector>
 
 #include "sim/error.h"
@@ -87,7 +89,21 @@ class Lines {
     const std::string prefix = fmt::format("@{} ", name);
     if (line.substr(0, prefix.size()) != prefix)
       fail(fmt::format("expected section '@{} <count>'", name));
-    return static_cast<std::size_t>(integer<std::uint64_t>(line.substr(prefix.size()), name));
+    return count(integer<std::uint64_t>(line.substr(prefix.size()), name), name);
+  }
+  // A section count checked against the lines left in the file (each entry
+  // takes one), so that a corrupt count cannot allocate more than the file holds.
+  std::size_t count(std::uint64_t n, std::string_view name) const {
+    if (n > lines_left())
+      fail(fmt::format("section '@{}' claims {} entries but the file has only {} lines left", name,
+                       n, lines_left()));
+    return static_cast<std::size_t>(n);
+  }
+  std::size_t lines_left() const {
+    if (pos_ >= text_.size()) return 0;
+    const auto rest = text_.substr(pos_);
+    return static_cast<std::size_t>(std::count(rest.begin(), rest.end(), '\n')) +
+           (rest.back() != '\n');
   }
   template <typename T>
   T integer(std::string_view s, std::string_view field) const {
@@ -102,6 +118,7 @@ class Lines {
     const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (ec != std::errc() || p != s.data() + s.size())
       fail(fmt::format("field '{}': bad number '{}'", field, s));
+    if (!std::isfinite(v)) fail(fmt::format("field '{}': '{}' is not a finite number", field, s));
     return v;
   }
   std::string unescape(std::string_view s) const {
@@ -243,11 +260,13 @@ Workload parse_native(std::string_view text, const std::string& path) {
     }  // other keys: informational, ignored
   }
   if (!have_iterations) lines.fail("missing metadata key 'iterations'");
+  if (w.iterations < 1) lines.fail("metadata key 'iterations' must be >= 1");
 
   // "@names N" is the line we stopped at.
   const std::string_view names_prefix = "@names ";
   if (line.substr(0, names_prefix.size()) != names_prefix) lines.fail("expected '@names <count>'");
-  const auto n_names = lines.integer<std::size_t>(line.substr(names_prefix.size()), "names");
+  const std::size_t n_names =
+      lines.count(lines.integer<std::uint64_t>(line.substr(names_prefix.size()), "names"), "names");
   std::vector<std::string_view> f;
   w.names.reserve(n_names);
   for (std::size_t i = 0; i < n_names; ++i) {
