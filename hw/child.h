@@ -36,8 +36,9 @@ class ChildRunner {
   ChildRunner(const ChildRunner&) = delete;
   ChildRunner& operator=(const ChildRunner&) = delete;
 
-  // Forks and execs the command (PATH is searched). The child gets SIGTERM if dvfsim
-  // dies. Throws SpawnError if exec fails.
+  // Forks and execs the command (PATH is searched). If dvfsim dies (even by
+  // SIGKILL) the child gets SIGTERM, and SIGKILL 5 s later if it still runs (a
+  // small guard process watches dvfsim). Throws SpawnError if exec fails.
   void start();
 
   // Waits until the child ends, `deadline` passes, or a signal was forwarded.
@@ -56,6 +57,8 @@ class ChildRunner {
 
  private:
   bool reap(int flags);
+  void start_guard();
+  void stop_guard();
 
   std::vector<std::string> argv_;
   sigset_t blocked_;
@@ -66,6 +69,9 @@ class ChildRunner {
   SteadyTime start_time_{};
   SteadyTime end_time_{};
   std::optional<int> forwarded_signal_;
+  int pidfd_ = -1;  // of the command, for the guard
+  pid_t guard_pid_ = -1;
+  int guard_fd_ = -1;  // write end of the guard's pipe
 };
 
 }  // namespace dvfsim::hw

@@ -5,6 +5,9 @@
 #include <sys/wait.h>
 
 #include <chrono>
+#include <fstream>
+#include <iterator>
+#include <string>
 #include <thread>
 
 #include "process_util.h"
@@ -167,6 +170,46 @@ TEST(HwApplyCommand, AfterSigkillTheNextHwCommandResetsFromTheMarker) {
   // Only once.
   ProcessResult again = sandbox.run({"info"});
   EXPECT_FALSE(contains(again.err, "stale")) << again.err;
+}
+
+// True while `pid` runs (a zombie has ended: only its parent has not reaped it).
+bool process_alive(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const auto close = text.rfind(')');
+  return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z' &&
+         text[close + 2] != 'X';
+}
+
+TEST(HwApplyCommand, ACommandIgnoringSigtermDoesNotOutliveAKilledApply) {
+  // Issue 14: after SIGKILL of apply, the command got only its parent-death
+  // SIGTERM; one that ignores it ran on. The guard process sends SIGKILL 5 s later.
+  HwSandbox sandbox;
+  sandbox.write("plan.json", kOneWindowPlan);
+  const std::string pid_file = sandbox.path("child.pid");
+  pid_t driver =
+      sandbox.start(apply_args(sandbox, {"sh", "-c",
+                                         "trap '' TERM; echo $$ > " + pid_file + ".tmp; mv " +
+                                             pid_file + ".tmp " + pid_file + "; exec sleep 60"}));
+  ASSERT_TRUE(sandbox.wait_for_calls(1, 10.0));
+  for (int i = 0; i < 200 && !sandbox.exists("child.pid"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const pid_t child = static_cast<pid_t>(std::stol(sandbox.read("child.pid")));
+  ASSERT_TRUE(process_alive(child));
+  kill(driver, SIGKILL);
+  EXPECT_EQ(sandbox.wait(driver).exit_code, 128 + SIGKILL);
+  const auto killed = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  EXPECT_TRUE(process_alive(child)) << "the command should ignore its SIGTERM";
+  while (process_alive(child) &&
+         std::chrono::steady_clock::now() - killed < std::chrono::seconds(15))
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const double waited_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+  EXPECT_FALSE(process_alive(child));
+  EXPECT_GT(waited_s, 4.0);  // the 5 s grace period
+  EXPECT_LT(waited_s, 8.0);
+  if (process_alive(child)) kill(child, SIGKILL);
 }
 
 TEST(HwApplyCommand, AFailingSetResetsAndReportsTheNvmlError) {
