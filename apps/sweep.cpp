@@ -397,13 +397,16 @@ std::vector<SweepPoint> expand_experiment(const Experiment& e) {
         std::vector<std::pair<std::string, std::vector<std::string>>> axes;
         for (const auto& [key, vals] : e.set) {
           if (!is_engine_key(key) && !declares(info, key)) continue;  // not this policy's: skipped
+          const std::string& k = key;  // clang 14 cannot capture structured bindings
           auto own =
-              std::find_if(ep.set.begin(), ep.set.end(), [&](auto& kv) { return kv.first == key; });
+              std::find_if(ep.set.begin(), ep.set.end(), [&](auto& kv) { return kv.first == k; });
           axes.emplace_back(key, own != ep.set.end() ? own->second : vals);
         }
-        for (const auto& [key, vals] : ep.set)
-          if (std::none_of(axes.begin(), axes.end(), [&](auto& kv) { return kv.first == key; }))
+        for (const auto& [key, vals] : ep.set) {
+          const std::string& k = key;
+          if (std::none_of(axes.begin(), axes.end(), [&](auto& kv) { return kv.first == k; }))
             axes.emplace_back(key, vals);
+        }
         std::vector<std::size_t> idx(axes.size(), 0);
         for (;;) {
           SweepPoint pt;

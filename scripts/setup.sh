@@ -6,6 +6,7 @@ packages=(
   build-essential cmake pkg-config git
   libyaml-cpp-dev libfmt-dev libeigen3-dev libboost-graph-dev libsimdjson-dev libcli11-dev
   zlib1g-dev libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev clang-format
+  clang libclang-rt-14-dev
   python3-pandas python3-matplotlib python3-seaborn python3-nbformat python3-ipykernel python3-yaml
   jupyter-nbconvert
 )
