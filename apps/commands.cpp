@@ -227,21 +227,30 @@ void add_hw_validate(CLI::App& hw, int& exit_code) {
   auto* cmd = hw.add_subcommand("validate",
                                 "Compare the native prediction for a trace with its measurement");
   struct Opts {
-    std::string trace, measured, device = "h200";
+    std::string trace, measured, device = "h200", host_overhead = "auto";
     double tolerance = 5.0;
+    int iterations = 0;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("--trace", o->trace, "Trace file")->required();
-  cmd->add_option("--measured", o->measured, "Measurement JSON (*.measured.json)")->required();
+  cmd->add_option("--measured", o->measured,
+                  "Measurement JSON (*.measured.json, or hw measure's measurement.json)")
+      ->required();
+  cmd->add_option("--host-overhead", o->host_overhead,
+                  "Profiler host-overhead correction: off, auto or a factor")
+      ->capture_default_str();
+  cmd->add_option("--iterations", o->iterations,
+                  "Iterations the command ran (needed for a hw measure measurement.json)");
   cmd->add_option("--device", o->device, "Device name or YAML path")->capture_default_str();
   cmd->add_option("--tolerance", o->tolerance, "Largest accepted energy error, percent")
       ->capture_default_str();
   cmd->callback([o, &exit_code] {
-    const ValidationReport r = validate_trace(o->trace, o->measured, o->device);
+    const ValidationReport r = validate_trace(o->trace, o->measured, o->device,
+                                              parse_host_overhead(o->host_overhead), o->iterations);
     std::cout << fmt::format("dvfsim hw validate: {} on {} (native) against {}\n", o->trace,
                              o->device, o->measured);
     print_validation(std::cout, r, o->tolerance);
-    exit_code = std::abs(r.energy_error_pct) <= o->tolerance ? 0 : 1;
+    exit_code = std::abs(r.predicted.energy_error_pct) <= o->tolerance ? 0 : 1;
   });
 }
 

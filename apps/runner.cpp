@@ -17,23 +17,27 @@ namespace dvfsim {
 
 const std::vector<std::string>& engine_setting_keys() {
   static const std::vector<std::string> keys = {"switch_latency_us", "memory_stall_us",
-                                                "data_activity"};
+                                                "data_activity", "host_overhead"};
   return keys;
 }
 
-std::shared_ptr<const Workload> load_workload(const std::string& path) {
+std::shared_ptr<const Workload> load_workload(const std::string& path, const HostOverhead& host) {
   static std::mutex m;
   static std::map<std::string, std::shared_ptr<const Workload>> cache;
+  const std::string key = path + '\n' + host.spec();
   {
     std::lock_guard<std::mutex> lock(m);
-    if (auto it = cache.find(path); it != cache.end()) return it->second;
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
   }
-  auto w = std::make_shared<const Workload>(read_trace(path));
+  Workload loaded = read_trace(path);
+  if (host.enabled && detect_trace_format(path) == TraceFormat::kineto)
+    remove_host_overhead(loaded, host);
+  auto w = std::make_shared<const Workload>(std::move(loaded));
   // The engine executes kernels one at a time in launch order: every
   // dependency (stream order, event waits, host syncs) must point forward.
   check_launch_order(*w, build_dependency_graph(*w));
   std::lock_guard<std::mutex> lock(m);
-  return cache.emplace(path, std::move(w)).first->second;
+  return cache.emplace(key, std::move(w)).first->second;
 }
 
 std::shared_ptr<const LoadedDevice> load_device_cached(const std::string& name_or_path) {
@@ -97,7 +101,10 @@ double slowdown_pct(const RunResult& r, const RunResult& base) {
 
 Simulation simulate(const RunSpec& spec) {
   Simulation sim;
-  sim.workload = load_workload(spec.trace_path);
+  HostOverhead host;
+  if (auto it = spec.settings.find("host_overhead"); it != spec.settings.end())
+    host = parse_host_overhead(it->second);
+  sim.workload = load_workload(spec.trace_path, host);
   sim.target = load_device_cached(spec.device);
   const PolicyInfo& info = find_policy(spec.policy);  // fail early on a bad name
 
@@ -125,6 +132,8 @@ Simulation simulate(const RunSpec& spec) {
           number(kMaxUs, "a time in microseconds in [0, 3.6e9] (1 h)");
     } else if (key == "data_activity") {
       sim.data_activity = number(1.0, "a number in [0, 1] (1: random data)");
+    } else if (key == "host_overhead") {
+      // read above, before the trace was loaded
     } else {
       policy_settings[key] = value;
     }

@@ -13,6 +13,7 @@
 #include "sim/model_registry.h"
 #include "sim/result.h"
 #include "sim/workload.h"
+#include "traces/host_overhead.h"
 
 namespace dvfsim {
 
@@ -45,8 +46,12 @@ struct Simulation {
   RunResult baseline;
 };
 
-// Loads a trace (Kineto JSON or native), cached by path for the process.
-std::shared_ptr<const Workload> load_workload(const std::string& path);
+// Loads a trace (Kineto JSON or native), cached by path and host-overhead
+// setting for the process. Kineto traces get the profiler host-overhead
+// correction (traces/host_overhead.h; `--set host_overhead=off|auto|F`);
+// native traces are replayed as written.
+std::shared_ptr<const Workload> load_workload(const std::string& path,
+                                              const HostOverhead& host = HostOverhead{});
 std::shared_ptr<const LoadedDevice> load_device_cached(const std::string& name_or_path);
 
 Simulation simulate(const RunSpec& spec);

@@ -6,13 +6,15 @@
 #include <cmath>
 #include <numeric>
 #include <ostream>
+#include <string_view>
 
 #include "apps/runner.h"
 #include "sim/error.h"
+#include "traces/trace.h"
 
 namespace dvfsim {
 
-MeasuredStep read_measured(const std::string& path) {
+MeasuredStep read_measured(const std::string& path, int iterations) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   if (auto err = parser.load(path).get(doc); err)
@@ -20,8 +22,23 @@ MeasuredStep read_measured(const std::string& path) {
         fmt::format("{}: cannot read measurement JSON: {}", path, simdjson::error_message(err)));
   MeasuredStep m;
   double t = 0, e = 0;
-  if (doc["time_per_step_s"].get(t) == simdjson::SUCCESS &&
-      doc["energy_per_step_j"].get(e) == simdjson::SUCCESS) {
+  std::string_view format;
+  if (doc["format"].get(format) == simdjson::SUCCESS &&
+      format.substr(0, 22) == "dvfsim-hw-measurement/") {
+    if (iterations <= 0)
+      throw InputError(fmt::format(
+          "{}: a `dvfsim hw measure` record covers the whole command; give --iterations N, "
+          "the number of trace iterations (steps) the command ran",
+          path));
+    if (doc["duration_s"].get(t) != simdjson::SUCCESS)
+      throw InputError(fmt::format("{}: field 'duration_s' missing or not a number", path));
+    if (doc["energy_j"].get(e) != simdjson::SUCCESS)
+      throw InputError(fmt::format("{}: field 'energy_j' missing or not a number", path));
+    m.steps = iterations;
+    m.time_per_step_s = t / iterations;
+    m.energy_per_step_j = e / iterations;
+  } else if (doc["time_per_step_s"].get(t) == simdjson::SUCCESS &&
+             doc["energy_per_step_j"].get(e) == simdjson::SUCCESS) {
     m.time_per_step_s = t;
     m.energy_per_step_j = e;
     int64_t n = 0;
@@ -56,42 +73,72 @@ MeasuredStep read_measured(const std::string& path) {
   return m;
 }
 
-ValidationReport validate_trace(const std::string& trace, const std::string& measured,
-                                const std::string& device) {
-  ValidationReport r;
-  r.measured = read_measured(measured);
+namespace {
+
+Prediction predict(const std::string& trace, const std::string& device, const HostOverhead& host,
+                   const MeasuredStep& m) {
   RunSpec spec;
   spec.trace_path = trace;
   spec.device = device;
   spec.policy = "native";
   spec.baseline = "none";
   spec.record_timeline = false;
+  spec.settings["host_overhead"] = host.spec();
   const Simulation sim = simulate(spec);
   const auto& it = sim.result.iteration_time_ns;
   const auto& ie = sim.result.iteration_energy_j;
-  r.predicted_time_s = static_cast<double>(std::accumulate(it.begin(), it.end(), std::int64_t{0})) *
-                       1e-9 / static_cast<double>(it.size());
-  r.predicted_energy_j =
-      std::accumulate(ie.begin(), ie.end(), 0.0) / static_cast<double>(ie.size());
-  r.predicted_power_w = r.predicted_energy_j / r.predicted_time_s;
-  auto err = [](double p, double m) { return 100.0 * (p - m) / m; };
-  r.time_error_pct = err(r.predicted_time_s, r.measured.time_per_step_s);
-  r.energy_error_pct = err(r.predicted_energy_j, r.measured.energy_per_step_j);
-  r.power_error_pct = err(r.predicted_power_w, r.measured.mean_power_w);
+  Prediction p;
+  p.time_s = static_cast<double>(std::accumulate(it.begin(), it.end(), std::int64_t{0})) * 1e-9 /
+             static_cast<double>(it.size());
+  p.energy_j = std::accumulate(ie.begin(), ie.end(), 0.0) / static_cast<double>(ie.size());
+  p.power_w = p.energy_j / p.time_s;
+  auto err = [](double a, double b) { return 100.0 * (a - b) / b; };
+  p.time_error_pct = err(p.time_s, m.time_per_step_s);
+  p.energy_error_pct = err(p.energy_j, m.energy_per_step_j);
+  p.power_error_pct = err(p.power_w, m.mean_power_w);
+  return p;
+}
+
+}  // namespace
+
+ValidationReport validate_trace(const std::string& trace, const std::string& measured,
+                                const std::string& device, const HostOverhead& host,
+                                int iterations) {
+  ValidationReport r;
+  r.measured = read_measured(measured, iterations);
+  r.host = host;
+  r.corrected = host.enabled && detect_trace_format(trace) == TraceFormat::kineto;
+  HostOverhead off;
+  off.enabled = false;
+  r.raw = predict(trace, device, off, r.measured);
+  r.predicted = r.corrected ? predict(trace, device, host, r.measured) : r.raw;
   return r;
 }
 
 void print_validation(std::ostream& out, const ValidationReport& r, double tolerance_pct) {
-  out << fmt::format("{:<22} {:>12} {:>12} {:>9}\n", "per iteration", "predicted", "measured",
-                     "error");
-  out << fmt::format("{:<22} {:>12.2f} {:>12.2f} {:>+8.2f}%\n", "time (ms)",
-                     r.predicted_time_s * 1e3, r.measured.time_per_step_s * 1e3, r.time_error_pct);
-  out << fmt::format("{:<22} {:>12.2f} {:>12.2f} {:>+8.2f}%\n", "energy (J)", r.predicted_energy_j,
-                     r.measured.energy_per_step_j, r.energy_error_pct);
-  out << fmt::format("{:<22} {:>12.1f} {:>12.1f} {:>+8.2f}%\n", "mean power (W)",
-                     r.predicted_power_w, r.measured.mean_power_w, r.power_error_pct);
+  const Prediction& p = r.predicted;
+  const Prediction& q = r.raw;
+  out << fmt::format("{:<22} {:>12} {:>12} {:>9} {:>12} {:>9}\n", "per iteration", "predicted",
+                     "measured", "error", "raw", "raw error");
+  out << fmt::format("{:<22} {:>12.2f} {:>12.2f} {:>+8.2f}% {:>12.2f} {:>+8.2f}%\n", "time (ms)",
+                     p.time_s * 1e3, r.measured.time_per_step_s * 1e3, p.time_error_pct,
+                     q.time_s * 1e3, q.time_error_pct);
+  out << fmt::format("{:<22} {:>12.2f} {:>12.2f} {:>+8.2f}% {:>12.2f} {:>+8.2f}%\n", "energy (J)",
+                     p.energy_j, r.measured.energy_per_step_j, p.energy_error_pct, q.energy_j,
+                     q.energy_error_pct);
+  out << fmt::format("{:<22} {:>12.1f} {:>12.1f} {:>+8.2f}% {:>12.1f} {:>+8.2f}%\n",
+                     "mean power (W)", p.power_w, r.measured.mean_power_w, p.power_error_pct,
+                     q.power_w, q.power_error_pct);
+  if (r.corrected)
+    out << fmt::format(
+        "host overhead: profiled host time divided by {:g} before replay (raw: as traced; "
+        "--host-overhead off|auto|F)\n",
+        r.host.factor);
+  else
+    out << fmt::format("host overhead: not corrected ({}; predicted = raw)\n",
+                       r.host.enabled ? "native trace" : "--host-overhead off");
   out << fmt::format("tolerance {:.1f} % on energy: {}\n", tolerance_pct,
-                     std::abs(r.energy_error_pct) <= tolerance_pct ? "PASS" : "FAIL");
+                     std::abs(p.energy_error_pct) <= tolerance_pct ? "PASS" : "FAIL");
 }
 
 }  // namespace dvfsim

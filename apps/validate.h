@@ -4,6 +4,8 @@
 #include <iosfwd>
 #include <string>
 
+#include "traces/host_overhead.h"
+
 namespace dvfsim {
 
 struct MeasuredStep {
@@ -14,17 +16,28 @@ struct MeasuredStep {
 };
 
 // Reads a `*.measured.json` (steps[0]: dt_s, steps, energy_mJ; or
-// time_per_step_s / energy_per_step_j); InputError naming the file and field.
-MeasuredStep read_measured(const std::string& path);
+// time_per_step_s / energy_per_step_j) or a `dvfsim hw measure`
+// measurement.json (format dvfsim-hw-measurement/1: the whole command's
+// duration_s and energy_j, divided by `iterations`, which it then needs);
+// InputError naming the file and field.
+MeasuredStep read_measured(const std::string& path, int iterations = 0);
 
-struct ValidationReport {
-  MeasuredStep measured;
-  double predicted_time_s = 0, predicted_energy_j = 0, predicted_power_w = 0;
+struct Prediction {
+  double time_s = 0, energy_j = 0, power_w = 0;
   double time_error_pct = 0, energy_error_pct = 0, power_error_pct = 0;
 };
 
+struct ValidationReport {
+  MeasuredStep measured;
+  Prediction predicted;  // with the host-overhead correction (when it applies)
+  Prediction raw;        // the traced host timeline as traced
+  HostOverhead host;
+  bool corrected = false;  // the correction applied (a Kineto trace, not `off`)
+};
+
 ValidationReport validate_trace(const std::string& trace, const std::string& measured,
-                                const std::string& device);
+                                const std::string& device, const HostOverhead& host = {},
+                                int iterations = 0);
 void print_validation(std::ostream& out, const ValidationReport& r, double tolerance_pct);
 
 }  // namespace dvfsim
