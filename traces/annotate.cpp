@@ -187,19 +187,37 @@ std::optional<OpWork> attention_work(const Args& a, std::string_view name) {
 
 // ---- norms ---------------------------------------------------------------
 
-std::optional<OpWork> norm_work(const Args& a, bool backward) {
+// batch_norm(input, weight, bias, running_mean, running_var, training, ...);
+// native_batch_norm_backward(grad_out, input, weight, running_mean,
+// running_var, save_mean, save_invstd, train, eps, output_mask).
+bool training_batch_norm(const Args& a, std::string_view op) {
+  if (!contains(op, "batch_norm")) return false;
+  return a.concrete(contains(op, "backward") ? 7 : 5) == "True";
+}
+
+// Passes over the activation checked with Nsight Compute on the H200
+// (docs/validation.md, "Work annotation"): a training batch norm reads its
+// input twice (statistics, then normalise) and writes the output once; the
+// other forward norms read once and write once. Its backward runs a
+// reduction (reads dy and x) and an elementwise pass (reads dy and x,
+// writes dx). Layer norm's backward has the same two passes, but its
+// bytes are split over its two kernels by duration, which puts most of them
+// on the slow weight-gradient kernel: left at one pass until the split
+// follows the kernels' own traffic.
+std::optional<OpWork> norm_work(const Args& a, bool backward, bool two_pass) {
   if (!backward) {
     const Shape* x = a.tensor(0);
     if (!x) return std::nullopt;
     double params = 0;
     for (std::size_t i = 1; i < a.size(); ++i) params += a.bytes(i);
-    return OpWork{8.0 * numel(*x), 2.0 * a.bytes(0) + params};
+    return OpWork{8.0 * numel(*x), (two_pass ? 3.0 : 2.0) * a.bytes(0) + params};
   }
   const Shape* dy = a.tensor(0);
   const Shape* x = a.tensor(1);
   if (!dy || !x) return std::nullopt;
   double rest = 0;  // mean, rstd, weight, bias read; weight / bias gradients written
   for (std::size_t i = 2; i < a.size(); ++i) rest += a.bytes(i);
+  if (two_pass) return OpWork{12.0 * numel(*x), 2.0 * a.bytes(0) + 3.0 * a.bytes(1) + 1.5 * rest};
   return OpWork{12.0 * numel(*x), a.bytes(0) + 2.0 * a.bytes(1) + 1.5 * rest};
 }
 
@@ -413,7 +431,7 @@ std::optional<OpWork> estimate_op_work(const OpCall& op, int list_element_bytes)
   if (contains(full, "attention")) return attention_work(a, full);
   if (contains(o, "layer_norm") || contains(o, "rms_norm") || contains(o, "group_norm") ||
       contains(o, "batch_norm"))
-    return norm_work(a, contains(o, "backward"));
+    return norm_work(a, contains(o, "backward"), training_batch_norm(a, o));
   if (contains(o, "nll_loss")) return nll_loss_work(a, contains(o, "backward"));
   if (contains(o, "softmax") || o == "sum" || o == "mean" || o == "amax" || o == "amin" ||
       o == "max" || o == "min" || o == "norm" || o == "linalg_vector_norm" || o == "var" ||

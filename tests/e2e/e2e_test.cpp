@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <fstream>
+
 #include "hw/plan.h"
 #include "tests/e2e/run_util.h"
 
@@ -122,6 +124,28 @@ TEST(EndToEnd, ValidateComparesWithTheMeasurement) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("energy (J)"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("107.36"), std::string::npos) << r.output;
+}
+
+TEST(EndToEnd, ValidateReadsAHwMeasureRecord) {
+  // A `hw measure` record of a command that ran the traced step twice:
+  // 309.06 ms and 214.72 J in all, so 154.53 ms and 107.36 J per iteration.
+  const std::string dir = temp_dir("hw-measure");
+  const std::string m = dir + "/measurement.json";
+  std::ofstream(m) << R"({"format": "dvfsim-hw-measurement/1", "duration_s": 0.30906,)"
+                   << R"( "energy_j": 214.72, "gpus": []})";
+  const std::string base = std::string("hw validate --trace ") + DVFSIM_SHIPPED_TRACE +
+                           " --measured " + m + " --device h200";
+  const auto r = run_dvfsim(base + " --iterations 2");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("154.53"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("107.36"), std::string::npos) << r.output;
+  const auto no_n = run_dvfsim(base);
+  EXPECT_EQ(no_n.exit_code, 2) << no_n.output;
+  EXPECT_NE(no_n.output.find("--iterations N"), std::string::npos) << no_n.output;
+  // Raw and corrected side by side; off makes them equal.
+  const auto off = run_dvfsim(base + " --iterations 2 --host-overhead off");
+  EXPECT_NE(off.output.find("--host-overhead off; predicted = raw"), std::string::npos)
+      << off.output;
 }
 
 }  // namespace

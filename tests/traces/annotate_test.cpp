@@ -82,6 +82,27 @@ TEST(EstimateOpWork, ElementwiseCopyAndReduction) {
   EXPECT_DOUBLE_EQ(ln->dram_bytes, 2.0 * 4 * 2048 * 4 + 2 * 2048 * 4);
 }
 
+TEST(EstimateOpWork, TrainingBatchNormPassesOverItsInputTwice) {
+  // x: 8 x 4 x 2 x 2 bf16 = 256 B; four float[4] parameters = 64 B.
+  auto bn = [](const char* name, const char* training) {
+    std::vector<OpInput> in = {tensor({8, 4, 2, 2})};
+    for (int i = 0; i < 4; ++i) in.push_back(tensor({4}, "float"));
+    in.push_back(scalar(training));
+    return estimate_op_work({name, in});
+  };
+  // Training: statistics pass + normalise pass read x twice, write y once.
+  EXPECT_DOUBLE_EQ(bn("aten::native_batch_norm", "True")->dram_bytes, 3 * 256.0 + 64);
+  // Inference (running statistics): one read, one write.
+  EXPECT_DOUBLE_EQ(bn("aten::native_batch_norm", "False")->dram_bytes, 2 * 256.0 + 64);
+  // Backward in training: reduction (dy, x) + elementwise (dy, x -> dx).
+  std::vector<OpInput> back = {tensor({8, 4, 2, 2}), tensor({8, 4, 2, 2})};
+  for (int i = 0; i < 5; ++i) back.push_back(tensor({4}, "float"));
+  back.push_back(scalar("True"));
+  const auto b = estimate_op_work({"aten::native_batch_norm_backward", back});
+  ASSERT_TRUE(b);
+  EXPECT_DOUBLE_EQ(b->dram_bytes, 2 * 256.0 + 3 * 256.0 + 1.5 * 80);
+}
+
 TEST(EstimateOpWork, UnknownOperator) {
   EXPECT_FALSE(estimate_op_work({"aten::frobnicate", {tensor({4})}}));
   EXPECT_FALSE(estimate_op_work({"aten::mm", {}}));  // shapes not recorded

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Compare dvfsim's work annotation with Nsight Compute, kernel by kernel.
+
+  ncu_compare.py TRACE.native NCU_KERNELS.csv.gz [--iteration I] [--worst N]
+
+TRACE.native: `dvfsim trace convert` of the capture (its kernels carry the
+annotated flops and dram_bytes); NCU_KERNELS: ncu_reduce.py's output for one
+step of the same workload. The SM kernels of iteration I (memsets and
+memcpys run on the copy engines and are not in ncu's list) are paired with
+the ncu rows in launch order; a pair whose kernel base names differ stops the
+comparison. Memory-bound kernels are those of the classes other than gemm
+and attention; their GPU time is ncu's duration. Prints the share of
+memory-bound GPU time whose annotated DRAM bytes are within 30 % of ncu's
+(read + write), the same for all kernels, and the worst kernels by the GPU
+time they put outside the band.
+"""
+import argparse
+import csv
+import gzip
+import sys
+from collections import defaultdict
+
+MEMORY_BOUND = {"elementwise", "reduction", "norm", "optimizer", "other"}
+
+
+def base_name(n):
+    """Function name without return type, namespaces, template arguments and
+    parameters (Kineto's and Nsight's spellings agree on it)."""
+    out, depth = [], 0
+    for ch in n:  # drop everything inside <...>
+        if ch == "<":
+            depth += 1
+        elif ch == ">" and depth:
+            depth -= 1
+        elif not depth:
+            out.append(ch)
+    n = "".join(out).replace("(anonymous namespace)", "anon").replace("<unnamed>", "anon")
+    n = n.split("(")[0].strip()
+    return n.split()[-1].split("::")[-1] if n.split() else n
+
+
+def read_native(path):
+    op = gzip.open if path.endswith(".gz") else open
+    names, kernels, sec = [], [], None
+    with op(path, "rt") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line or line.startswith("#"):
+                continue
+            if line.startswith("@"):
+                sec = line.split()[0]
+                continue
+            if sec == "@names":
+                i, _, n = line.partition("\t")
+                names.append(n)
+            elif sec == "@kernels":
+                f_ = line.split("\t")
+                kernels.append({"name": names[int(f_[0])], "cls": f_[14], "iteration": int(f_[16]),
+                                "dur": int(f_[18]), "flops": float(f_[19]), "dram": float(f_[20]),
+                                "source": f_[21]})
+    return kernels
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("native")
+    ap.add_argument("ncu")
+    ap.add_argument("--iteration", type=int, default=0)
+    ap.add_argument("--worst", type=int, default=8)
+    ap.add_argument("--band", type=float, default=0.30)
+    a = ap.parse_args()
+    ks = [k for k in read_native(a.native)
+          if k["iteration"] == a.iteration and k["cls"] not in ("memset", "memcpy")]
+    with gzip.open(a.ncu, "rt") as f:
+        rows = list(csv.DictReader(l for l in f if not l.startswith("#")))
+    if len(ks) != len(rows):
+        sys.exit(f"{a.native}: {len(ks)} SM kernels in iteration {a.iteration}, {a.ncu}: {len(rows)} rows")
+    tot = defaultdict(float)
+    worst = defaultdict(lambda: [0.0, 0, 0.0, 0.0, ""])
+    for k, r in zip(ks, rows):
+        a_, b_ = base_name(k["name"]), base_name(r["kernel"])
+        mangled = a_.startswith("_Z") or b_.startswith("_Z")  # Kineto may keep a mangled name
+        if (a_ != b_ and not (mangled and (b_ in a_ or a_ in b_))) or (
+                mangled and int(r["block"]) <= 0):
+            sys.exit(f"kernel {base_name(k['name'])} paired with ncu row {base_name(r['kernel'])}")
+        t = float(r["duration_ns"])
+        meas = float(r["dram_read_bytes"]) + float(r["dram_write_bytes"])
+        ok = meas > 0 and abs(k["dram"] / meas - 1) <= a.band
+        mb = k["cls"] in MEMORY_BOUND
+        tot["all"] += t
+        tot["all_ok"] += t if ok else 0
+        if mb:
+            tot["mb"] += t
+            tot["mb_ok"] += t if ok else 0
+            if not ok:
+                w = worst[(base_name(k["name"]), k["cls"])]
+                w[0] += t; w[1] += 1; w[2] += k["dram"]; w[3] += meas; w[4] = k["source"]
+        tot["ncu_flops_fp32"] += float(r["fp32_flops"])
+    print(f"{a.native}: {len(ks)} kernels, GPU time {tot['all']/1e6:.2f} ms (ncu), "
+          f"memory-bound {tot['mb']/1e6:.2f} ms")
+    print(f"  memory-bound GPU time with DRAM bytes within {a.band:.0%} of ncu: "
+          f"{100*tot['mb_ok']/max(tot['mb'],1):.1f} %   (all kernels: {100*tot['all_ok']/max(tot['all'],1):.1f} %)")
+    for (n, c), w in sorted(worst.items(), key=lambda x: -x[1][0])[:a.worst]:
+        print(f"  outside: {n[:60]:60s} {c:11s} {w[1]:4d} k {w[0]/1e6:7.3f} ms  annotated/ncu {w[2]/max(w[3],1):6.2f}  ({w[4]})")
+
+
+if __name__ == "__main__":
+    main()
