@@ -4,13 +4,12 @@
 
 #include <chrono>
 #include <cmath>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "apps/files.h"
 #include "apps/outputs.h"
 #include "apps/runner.h"
+#include "apps/settings.h"
 #include "apps/validate.h"
 #include "hw/commands.h"
 #include "models/calibrate.h"
@@ -58,7 +57,11 @@ void add_run(CLI::App& app, int& exit_code) {
   cmd->add_option("--device", o->spec.device, "Device name (see `dvfsim devices`) or YAML path")
       ->required();
   cmd->add_option("--policy", o->spec.policy, "Policy name (see `dvfsim policies`)")->required();
-  cmd->add_option("--set", o->sets, "KEY=VALUE: a policy parameter or switch_latency_us");
+  cmd->add_option(
+      "--set", o->sets,
+      fmt::format("KEY=VALUE: a policy parameter (dvfsim policies) or an engine setting "
+                  "({})",
+                  engine_setting_names()));
   cmd->add_option("--baseline", o->spec.baseline, "Baseline policy, or none")
       ->capture_default_str();
   cmd->add_option("--seed", o->spec.seed, "Seed of the switch-latency draws")
@@ -149,11 +152,7 @@ void add_policies(CLI::App& app, int& exit_code) {
         std::cout << fmt::format("    --set {}=...  ({}) {}\n", s.name, kind, s.description);
       }
     }
-    std::cout << "engine settings for every policy:\n"
-                 "    --set switch_latency_us=...  (optional) replaces every clock-switch latency "
-                 "of the device, in microseconds\n"
-                 "    --set memory_stall_us=...    (optional) replaces the device's memory-switch "
-                 "stall, in microseconds (a stall never outlasts its switch)\n";
+    std::cout << "engine settings for every policy:\n" << engine_settings_help();
     exit_code = 0;
   });
 }
@@ -212,10 +211,8 @@ void add_calibrate(CLI::App& app, int& exit_code) {
         "idle {:.3f} W/GHz\n",
         p.const_w, p.leak_w_per_v, p.clock_w_per_v2ghz, p.busy_w_per_v2ghz, p.compute_w_per_v2ghz,
         p.simt_w_per_v2ghz, p.memory_active_w_per_ghz, p.memory_idle_w_per_ghz);
-    std::ifstream in(ld.device.source_path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    const std::string text = rewrite_device_yaml(ss.str(), ld.device.source_path, fit, o->csv);
+    const std::string text =
+        rewrite_device_yaml(read_file(ld.device.source_path), ld.device.source_path, fit, o->csv);
     load_device_yaml(text, o->out);  // the result must load
     write_file_atomic(o->out, text);
     std::cout << fmt::format("wrote {}\n", o->out);

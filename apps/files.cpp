@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "sim/error.h"
+#include "sim/hash.h"
 
 namespace dvfsim {
 
@@ -33,16 +34,13 @@ std::string csv_field(std::string_view s) {
 std::string file_fingerprint(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return "";
-  std::uint64_t h = 1469598103934665603ull;
+  Fnv1a h;
   char buf[1 << 16];
   while (in) {
     in.read(buf, sizeof buf);
-    for (std::streamsize i = 0; i < in.gcount(); ++i) {
-      h ^= static_cast<unsigned char>(buf[i]);
-      h *= 1099511628211ull;
-    }
+    h.bytes(std::string_view(buf, static_cast<std::size_t>(in.gcount())));
   }
-  return fmt::format("fnv1a64:{:016x}", h);
+  return fmt::format("fnv1a64:{:016x}", h.value());
 }
 
 }  // namespace dvfsim

@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "apps/files.h"
+#include "apps/settings.h"
 #include "hw/plan.h"
 #include "sim/json.h"
 
@@ -54,11 +55,8 @@ std::string summary_json(const RunSpec& spec, const Simulation& sim) {
   j.key("policy_params").begin_object();
   for (const auto& [k, v] : sim.policy_params) j.field(k, v);
   j.end_object();
-  if (sim.engine.switch_latency_override_us >= 0)
-    j.field("switch_latency_us", sim.engine.switch_latency_override_us);
-  else
-    j.key("switch_latency_us").null();
-  j.field("data_activity", sim.data_activity);
+  const RunSettings settings{sim.engine, sim.models, sim.host};
+  for (const EngineSetting& s : engine_settings()) s.summarise(j, s.name, settings);
   j.field("seed", static_cast<std::uint64_t>(spec.seed));
   result_numbers(j, r);
   j.key("iteration_time_s").begin_array();

@@ -3,10 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
-#include <limits>
 #include <mutex>
 
+#include "apps/settings.h"
 #include "policies/registry.h"
 #include "sim/error.h"
 #include "sim/graph.h"
@@ -14,12 +13,6 @@
 #include "traces/trace.h"
 
 namespace dvfsim {
-
-const std::vector<std::string>& engine_setting_keys() {
-  static const std::vector<std::string> keys = {"switch_latency_us", "memory_stall_us",
-                                                "data_activity", "host_overhead"};
-  return keys;
-}
 
 std::shared_ptr<const Workload> load_workload(const std::string& path, const HostOverhead& host) {
   static std::mutex m;
@@ -101,51 +94,25 @@ double slowdown_pct(const RunResult& r, const RunResult& base) {
 
 Simulation simulate(const RunSpec& spec) {
   Simulation sim;
-  HostOverhead host;
-  if (auto it = spec.settings.find("host_overhead"); it != spec.settings.end())
-    host = parse_host_overhead(it->second);
-  sim.workload = load_workload(spec.trace_path, host);
+  RunSettings settings;
+  settings.engine.seed = spec.seed;
+  settings.engine.record_timeline = spec.record_timeline;
+  const std::map<std::string, std::string> policy_settings =
+      apply_engine_settings(spec.settings, settings);
+  sim.engine = settings.engine;
+  sim.models = settings.models;
+  sim.host = settings.host;
+  sim.workload = load_workload(spec.trace_path, sim.host);
+  if (detect_trace_format(spec.trace_path) != TraceFormat::kineto)
+    sim.host.enabled = false;  // the correction applies to Kineto traces only
   sim.target = load_device_cached(spec.device);
   const PolicyInfo& info = find_policy(spec.policy);  // fail early on a bad name
-
-  std::map<std::string, std::string> policy_settings;
-  sim.engine.seed = spec.seed;
-  sim.engine.record_timeline = spec.record_timeline;
-  for (const auto& [key_, value_] : spec.settings) {
-    const std::string &key = key_, &value = value_;  // clang 14: no captured bindings
-    // A finite number in [0, max], else an error saying what was expected.
-    auto number = [&](double max, std::string_view expected) {
-      double v = -1;
-      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-      if (ec != std::errc() || ptr != value.data() + value.size() || !(v >= 0 && v <= max))
-        throw InputError(fmt::format("--set {}={}: expected {}", key, value, expected));
-      return v;
-    };
-    // At most the longest trace span (1 h): a switch that takes longer never
-    // lands inside any trace, and larger values overflow the nanosecond clock.
-    constexpr double kMaxUs = static_cast<double>(kMaxTraceSpanNs) / 1000.0;
-    if (key == "switch_latency_us") {
-      sim.engine.switch_latency_override_us =
-          number(kMaxUs, "a time in microseconds in [0, 3.6e9] (1 h)");
-    } else if (key == "memory_stall_us") {
-      sim.engine.memory_stall_override_us =
-          number(kMaxUs, "a time in microseconds in [0, 3.6e9] (1 h)");
-    } else if (key == "data_activity") {
-      sim.data_activity = number(1.0, "a number in [0, 1] (1: random data)");
-    } else if (key == "host_overhead") {
-      // read above, before the trace was loaded
-    } else {
-      policy_settings[key] = value;
-    }
-  }
   sim.policy_params = resolve_params(info, policy_settings).all();
   const Device& d = sim.target->device;
   sim.latency_model = d.latency.model;
   sim.power_model = d.power.model;
   sim.governor = d.governor.model;
-  ModelOptions options;
-  options.data_activity = sim.data_activity;
-  const Prepared p = prepare(sim.workload, sim.target, options);
+  const Prepared p = prepare(sim.workload, sim.target, sim.models);
   sim.capture = p.capture;
   if (!spec.baseline.empty() && spec.baseline != "none") {
     find_policy(spec.baseline);

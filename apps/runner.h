@@ -21,14 +21,12 @@ struct RunSpec {
   std::string trace_path;
   std::string device = "h200";  // name or YAML path
   std::string policy = "native";
-  std::map<std::string, std::string> settings;  // --set KEY=VALUE
-  std::string baseline = "native";              // "" or "none": no baseline run
+  std::map<std::string, std::string>
+      settings;                     // --set KEY=VALUE (apps/settings.h, or the policy's)
+  std::string baseline = "native";  // "" or "none": no baseline run
   std::uint64_t seed = 1;
   bool record_timeline = true;
 };
-
-// Keys of --set that configure the engine rather than the policy.
-const std::vector<std::string>& engine_setting_keys();
 
 struct Simulation {
   std::shared_ptr<const Workload> workload;
@@ -38,7 +36,8 @@ struct Simulation {
   std::string latency_model;
   std::string power_model;
   std::string governor;
-  double data_activity = 1.0;  // --set data_activity (ModelOptions::data_activity)
+  ModelOptions models;  // --set data_activity (apps/settings.h)
+  HostOverhead host;    // --set host_overhead, as applied (off for a native trace)
   EngineConfig engine;
   std::map<std::string, std::string> policy_params;  // resolved, defaults filled
   RunResult result;

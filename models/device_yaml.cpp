@@ -5,10 +5,8 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "sim/error.h"
 #include "sim/files.h"
@@ -346,12 +344,7 @@ LoadedDevice load_device_yaml(const std::string& yaml_text, const std::string& p
 }
 
 LoadedDevice load_device_file(const std::string& path) {
-  require_regular_file(path);
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("{}: cannot open device file", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return load_device_yaml(ss.str(), path);
+  return load_device_yaml(read_file(path), path);
 }
 
 std::string device_directory() {

@@ -117,9 +117,9 @@ TEST(Sweep, TinyProductWritesResultsAndResumes) {
                           "slowdown_pct",
                           "trace",
                           "oracle",
-                          "max_slowdown",
-                          "objective",
-                          "aggregation",
+                          "memory_stall_us",
+                          "data_activity",
+                          "core_mhz",
                           "time_s",
                           "energy_j",
                           "avg_power_w",
@@ -136,6 +136,9 @@ TEST(Sweep, TinyProductWritesResultsAndResumes) {
                           "run_dir",
                           "error"})
     EXPECT_NE(std::find(csv.header.begin(), csv.header.end(), col), csv.header.end()) << col;
+  // Parameter columns come from the policy registry: static declares core_mhz
+  // (and memory_mhz); neither max nor static has max_slowdown.
+  EXPECT_EQ(std::find(csv.header.begin(), csv.header.end(), "max_slowdown"), csv.header.end());
 
   std::map<std::string, int> per_policy;
   for (const auto& r : csv.rows) {
@@ -240,6 +243,11 @@ TEST(Sweep, BadExperimentFileNamesTheFileAndTheField) {
            "\"]\ndevices: [h200]\npolicies: [max]\n"
            "set: {switch_latency_us: []}\n",
        "switch_latency_us"},
+      // An engine setting's value is checked when the file is read (apps/settings.h).
+      {std::string("traces: [\"") + DVFSIM_SHIPPED_TRACE +
+           "\"]\ndevices: [h200]\npolicies: [max]\n"
+           "set: {data_activity: [1, 1.5]}\n",
+       "set.data_activity[1]"},
       {std::string("traces: [\"") + DVFSIM_SHIPPED_TRACE +
            "\"]\ndevices: [h200]\npolicies: [no-such-policy]\n",
        "policies[0]"},
