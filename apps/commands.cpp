@@ -13,6 +13,7 @@
 #include "apps/validate.h"
 #include "hw/commands.h"
 #include "models/calibrate.h"
+#include "models/capture_device.h"
 #include "models/device_yaml.h"
 #include "policies/registry.h"
 #include "sim/error.h"
@@ -35,6 +36,22 @@ std::map<std::string, std::string> parse_settings(const std::vector<std::string>
     out[s.substr(0, eq)] = s.substr(eq + 1);
   }
   return out;
+}
+
+// --gpu, --iterations, --capture-device: what the trace does not say itself.
+void add_trace_options(CLI::App* cmd, TraceOptions& t) {
+  cmd->add_option("--gpu", t.gpu,
+                  "Device id to read from a trace holding activities of several GPUs");
+  cmd->add_option("--iterations", t.iterations,
+                  "The trace holds N iterations (overrides markers and repetition detection)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--capture-device", t.capture_device,
+                  "GPU the trace was captured on: device name or YAML path (default: the "
+                  "device file whose nvml_names lists the trace's GPU)");
+}
+
+void print_notes(std::ostream& out, const Workload& w) {
+  for (const std::string& n : w.notes) out << fmt::format("note: {}: {}\n", w.source_path, n);
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -70,14 +87,14 @@ void add_run(CLI::App& app, int& exit_code) {
   cmd->add_flag("--per-kernel", o->per_kernel,
                 "Print the chosen clocks per distinct kernel (name, class, phase)");
   cmd->add_option("--rows", o->rows, "Rows of the per-kernel table")->capture_default_str();
+  add_trace_options(cmd, o->spec.trace_options);
   cmd->callback([o, &exit_code] {
     o->spec.settings = parse_settings(o->sets);
     const auto t0 = std::chrono::steady_clock::now();
-    std::cerr << fmt::format("dvfsim: loading {} ...\n", o->spec.trace_path);
-    load_workload(o->spec.trace_path);
-    std::cerr << fmt::format("dvfsim: loaded in {:.2f} s; replaying {} and baseline {} ...\n",
-                             seconds_since(t0), o->spec.policy, o->spec.baseline);
+    std::cerr << fmt::format("dvfsim: loading {}, replaying {} and baseline {} ...\n",
+                             o->spec.trace_path, o->spec.policy, o->spec.baseline);
     const Simulation sim = simulate(o->spec);
+    print_notes(std::cerr, *sim.workload);
     write_run_outputs(o->out, o->spec, sim);
     print_run_summary(std::cout, o->spec, sim);
     if (o->per_kernel) print_kernel_choices(std::cout, sim, o->rows);
@@ -95,19 +112,24 @@ void add_trace(CLI::App& app, int& exit_code) {
   auto* info = trace->add_subcommand(
       "info", "Iterations, kernels, GPU time per class and phase, work coverage");
   auto path = std::make_shared<std::string>();
+  auto options = std::make_shared<TraceOptions>();
   info->add_option("FILE", *path, "Trace file")->required();
-  info->callback([path, &exit_code] {
-    const Workload w = read_trace(*path);
+  add_trace_options(info, *options);
+  info->callback([path, options, &exit_code] {
+    const Workload w = read_trace(*path, *options);
     print_stats(compute_stats(w), std::cout);
+    print_notes(std::cerr, w);
     exit_code = 0;
   });
   auto* conv = trace->add_subcommand("convert", "Write a trace in the native format");
   auto in = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>();
+  auto conv_options = std::make_shared<TraceOptions>();
   conv->add_option("FILE", *in, "Input trace")->required();
   conv->add_option("--out", *out, "Output file (.gz to compress)")->required();
-  conv->callback([in, out, &exit_code] {
-    const Workload w = read_trace(*in);
+  add_trace_options(conv, *conv_options);
+  conv->callback([in, out, conv_options, &exit_code] {
+    const Workload w = read_trace(*in, *conv_options);
     write_native(w, *out);
     std::cout << fmt::format("wrote {} ({} kernels, {} iterations)\n", *out, w.kernels.size(),
                              w.iterations);
@@ -117,7 +139,28 @@ void add_trace(CLI::App& app, int& exit_code) {
 
 void add_devices(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("devices", "List the shipped device models");
-  cmd->callback([&exit_code] {
+  auto capture = std::make_shared<bool>(false);
+  cmd->add_flag("--capture", *capture,
+                "List the capture devices (every GPU a trace can come from) and the driver "
+                "names that select them");
+  cmd->callback([capture, &exit_code] {
+    if (*capture) {
+      std::cout << fmt::format("{:<18} {:<8} {:<36} {:>6} {:>9} {:>10}  {}\n", "name", "role",
+                               "GPU", "SMs", "TFLOP/s", "GB/s", "driver name");
+      for (const auto& name : list_capture_devices()) {
+        const LoadedDevice ld = load_capture_device(name);
+        const Device& d = ld.device;
+        const bool target_file = !is_capture_only_file(d.source_path);
+        std::cout << fmt::format("{:<18} {:<8} {:<36} {:>6} {:>9.1f} {:>10.0f}  {}\n", d.name,
+                                 target_file ? "target" : "capture", d.display_name, d.sm_count,
+                                 d.tensor_flops_per_s(d.default_core_mhz) * 1e-12,
+                                 d.dram_bandwidth_gbs, d.nvml_name);
+      }
+      std::cout << fmt::format("(from {}; TFLOP/s: dense fp16/bf16 tensor at the default clock)\n",
+                               device_directory());
+      exit_code = 0;
+      return;
+    }
     std::cout << fmt::format("{:<12} {:<28} {:>14} {:>22} {:>8} {:>9}\n", "name", "GPU", "core MHz",
                              "memory MHz", "limit W", "sources");
     for (const auto& name : list_devices()) {

@@ -21,24 +21,42 @@
 namespace dvfsim {
 namespace {
 
-double mean(const std::vector<std::int64_t>& v) {
-  if (v.empty()) return 0;
-  return static_cast<double>(std::accumulate(v.begin(), v.end(), std::int64_t{0})) /
-         static_cast<double>(v.size());
-}
-double mean(const std::vector<double>& v) {
-  if (v.empty()) return 0;
-  return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+// Mean over the workload's steady-state iterations (every iteration when it
+// names none): warm-up inside the profiling window does not stand for the run.
+template <class T>
+double mean(const std::vector<T>& v, const std::vector<std::int32_t>& steady) {
+  double sum = 0;
+  std::size_t n = 0;
+  for (const std::int32_t i : steady)
+    if (i >= 0 && static_cast<std::size_t>(i) < v.size()) {
+      sum += static_cast<double>(v[static_cast<std::size_t>(i)]);
+      ++n;
+    }
+  if (n == 0) {
+    for (const T& x : v) sum += static_cast<double>(x);
+    n = v.size();
+  }
+  return n > 0 ? sum / static_cast<double>(n) : 0.0;
 }
 
-void result_numbers(JsonWriter& j, const RunResult& r) {
+// GPU time whose FLOPs and bytes rest on the fallback estimate, and its share.
+std::pair<double, double> fallback_time(const Workload& w) {
+  double all = 0, fallback = 0;
+  for (const Kernel& k : w.kernels) {
+    all += static_cast<double>(k.work.duration_ns);
+    if (k.work.source == WorkSource::fallback) fallback += static_cast<double>(k.work.duration_ns);
+  }
+  return {fallback * 1e-9, all > 0 ? fallback / all : 0.0};
+}
+
+void result_numbers(JsonWriter& j, const RunResult& r, const std::vector<std::int32_t>& steady) {
   const double t = r.time_s();
   j.field("time_s", t);
   j.field("energy_j", r.energy_j);
   j.field("avg_power_w", t > 0 ? r.energy_j / t : 0.0);
   j.field("iterations", r.iterations);
-  j.field("time_per_iteration_s", mean(r.iteration_time_ns) * 1e-9);
-  j.field("energy_per_iteration_j", mean(r.iteration_energy_j));
+  j.field("time_per_iteration_s", mean(r.iteration_time_ns, steady) * 1e-9);
+  j.field("energy_per_iteration_j", mean(r.iteration_energy_j, steady));
 }
 
 }  // namespace
@@ -58,7 +76,8 @@ std::string summary_json(const RunSpec& spec, const Simulation& sim) {
   const RunSettings settings{sim.engine, sim.models, sim.host};
   for (const EngineSetting& s : engine_settings()) s.summarise(j, s.name, settings);
   j.field("seed", static_cast<std::uint64_t>(spec.seed));
-  result_numbers(j, r);
+  const Workload& w = *sim.workload;
+  result_numbers(j, r, w.steady_iterations);
   j.key("iteration_time_s").begin_array();
   for (auto t : r.iteration_time_ns) j.value(static_cast<double>(t) * 1e-9);
   j.end_array();
@@ -73,7 +92,7 @@ std::string summary_json(const RunSpec& spec, const Simulation& sim) {
   if (sim.has_baseline) {
     j.key("baseline").begin_object();
     j.field("policy", sim.baseline.policy);
-    result_numbers(j, sim.baseline);
+    result_numbers(j, sim.baseline, w.steady_iterations);
     j.end_object();
     j.field("energy_saving_pct", energy_saving_pct(r, sim.baseline));
     j.field("slowdown_pct", slowdown_pct(r, sim.baseline));
@@ -82,6 +101,19 @@ std::string summary_json(const RunSpec& spec, const Simulation& sim) {
     j.key("energy_saving_pct").null();
     j.key("slowdown_pct").null();
   }
+  j.key("trace_reading").begin_object();
+  j.field("capture_gpu", w.capture.device_name);
+  j.field("iteration_rule", w.iteration_rule);
+  j.key("steady_iterations").begin_array();
+  for (const std::int32_t i : w.steady_iterations) j.value(i);
+  j.end_array();
+  const auto [fallback_s, fallback_share] = fallback_time(w);
+  j.field("fallback_work_gpu_time_s", fallback_s);
+  j.field("fallback_work_share", fallback_share);
+  j.key("notes").begin_array();
+  for (const std::string& n : w.notes) j.value(n);
+  j.end_array();
+  j.end_object();
   j.end_object();
   return j.str() + "\n";
 }
@@ -340,14 +372,17 @@ void print_run_summary(std::ostream& out, const RunSpec& spec, const Simulation&
   const RunResult& r = sim.result;
   auto row = [&](const RunResult& x) {
     const double t = x.time_s();
-    out << fmt::format("  {:<18} {:>10.2f} {:>12.2f} {:>10.1f} {:>12.2f} {:>12.3f} {:>8}\n",
-                       x.policy + (x.oracle ? " (oracle)" : ""), t * 1e3, x.energy_j,
-                       t > 0 ? x.energy_j / t : 0.0, mean(x.iteration_time_ns) * 1e-6,
-                       mean(x.iteration_energy_j), x.clock_switches);
+    out << fmt::format(
+        "  {:<18} {:>10.2f} {:>12.2f} {:>10.1f} {:>12.2f} {:>12.3f} {:>8}\n",
+        x.policy + (x.oracle ? " (oracle)" : ""), t * 1e3, x.energy_j, t > 0 ? x.energy_j / t : 0.0,
+        mean(x.iteration_time_ns, sim.workload->steady_iterations) * 1e-6,
+        mean(x.iteration_energy_j, sim.workload->steady_iterations), x.clock_switches);
   };
-  out << fmt::format("dvfsim run: {} on {} ({} kernels, {} iterations; captured on {})\n",
+  out << fmt::format("dvfsim run: {} on {} ({} kernels, {} iterations; captured on {}",
                      spec.trace_path, sim.target->device.name, sim.workload->kernels.size(),
                      sim.workload->iterations, sim.capture->device.name);
+  const std::string& gpu = sim.workload->capture.device_name;
+  out << (gpu.empty() || gpu == sim.capture->device.name ? ")\n" : fmt::format(", '{}')\n", gpu));
   out << fmt::format("  {:<18} {:>10} {:>12} {:>10} {:>12} {:>12} {:>8}\n", "policy", "time (ms)",
                      "energy (J)", "power (W)", "ms/iter", "J/iter", "switches");
   if (sim.has_baseline) row(sim.baseline);
@@ -362,6 +397,16 @@ void print_run_summary(std::ostream& out, const RunSpec& spec, const Simulation&
         "ms\n",
         r.clock_switches, r.coalesced_requests, static_cast<double>(r.switch_stall_ns) * 1e-6,
         static_cast<double>(r.off_target_ns) * 1e-6);
+  const Workload& w = *sim.workload;
+  const auto [fallback_s, fallback_share] = fallback_time(w);
+  if (!w.steady_iterations.empty() && w.steady_iterations.front() > 0)
+    out << fmt::format("  per iteration: mean of the steady-state iterations {}..{} (of {})\n",
+                       w.steady_iterations.front(), w.steady_iterations.back(), w.iterations);
+  if (fallback_share > 0)
+    out << fmt::format(
+        "  work estimate: {:.1f} % of GPU time ({:.3f} ms) has no shapes and rests on the "
+        "fallback (measured duration on the {} roofline)\n",
+        100.0 * fallback_share, fallback_s * 1e3, sim.capture->device.name);
   if (r.oracle) out << "  note: this policy reads the future; its result is an upper bound\n";
 }
 

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "apps/settings.h"
+#include "models/capture_device.h"
 #include "policies/registry.h"
 #include "sim/error.h"
 #include "sim/graph.h"
@@ -14,15 +15,16 @@
 
 namespace dvfsim {
 
-std::shared_ptr<const Workload> load_workload(const std::string& path, const HostOverhead& host) {
+std::shared_ptr<const Workload> load_workload(const std::string& path, const TraceOptions& options,
+                                              const HostOverhead& host) {
   static std::mutex m;
   static std::map<std::string, std::shared_ptr<const Workload>> cache;
-  const std::string key = path + '\n' + host.spec();
+  const std::string key = path + '\n' + options.key() + '\n' + host.spec();
   {
     std::lock_guard<std::mutex> lock(m);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
   }
-  Workload loaded = read_trace(path);
+  Workload loaded = read_trace(path, options);
   if (host.enabled && detect_trace_format(path) == TraceFormat::kineto)
     remove_host_overhead(loaded, host);
   auto w = std::make_shared<const Workload>(std::move(loaded));
@@ -31,6 +33,19 @@ std::shared_ptr<const Workload> load_workload(const std::string& path, const Hos
   check_launch_order(*w, build_dependency_graph(*w));
   std::lock_guard<std::mutex> lock(m);
   return cache.emplace(key, std::move(w)).first->second;
+}
+
+// Capture devices: simulation targets or capture-only files.
+std::shared_ptr<const LoadedDevice> load_capture_cached(const std::string& name_or_path) {
+  static std::mutex m;
+  static std::map<std::string, std::shared_ptr<const LoadedDevice>> cache;
+  {
+    std::lock_guard<std::mutex> lock(m);
+    if (auto it = cache.find(name_or_path); it != cache.end()) return it->second;
+  }
+  auto d = std::make_shared<const LoadedDevice>(load_capture_device(name_or_path));
+  std::lock_guard<std::mutex> lock(m);
+  return cache.emplace(name_or_path, std::move(d)).first->second;
 }
 
 std::shared_ptr<const LoadedDevice> load_device_cached(const std::string& name_or_path) {
@@ -51,10 +66,19 @@ Prepared prepare(std::shared_ptr<const Workload> w, std::shared_ptr<const Loaded
   p.workload = std::move(w);
   p.target = std::move(target);
   const std::string& cap = p.workload->capture.device;
+  const std::string& gpu = p.workload->capture.device_name;
+  if (cap.empty() && gpu.empty())
+    throw InputError(fmt::format(
+        "{}: the trace does not name the GPU it was captured on (no deviceProperties): pass "
+        "--capture-device NAME|FILE (`dvfsim devices --capture` lists them)",
+        p.workload->source_path));
   if (cap.empty())
-    throw InputError(
-        fmt::format("{}: the trace does not say which GPU captured it", p.workload->source_path));
-  p.capture = cap == p.target->device.name ? p.target : load_device_cached(cap);
+    throw InputError(fmt::format(
+        "{}: captured on '{}', which no device file lists in its nvml_names: pass "
+        "--capture-device NAME|FILE with the closest GPU (`dvfsim devices --capture` lists "
+        "them), or add a capture-device file for it (docs/devices.md, \"Capture devices\")",
+        p.workload->source_path, gpu));
+  p.capture = cap == p.target->device.name ? p.target : load_capture_cached(cap);
   const Device& d = p.target->device;
   p.power = make_power_model(d, options);  // first: says so when `d` is for capture only
   p.latency = make_latency_model(d);
@@ -102,7 +126,7 @@ Simulation simulate(const RunSpec& spec) {
   sim.engine = settings.engine;
   sim.models = settings.models;
   sim.host = settings.host;
-  sim.workload = load_workload(spec.trace_path, sim.host);
+  sim.workload = load_workload(spec.trace_path, spec.trace_options, sim.host);
   if (detect_trace_format(spec.trace_path) != TraceFormat::kineto)
     sim.host.enabled = false;  // the correction applies to Kineto traces only
   sim.target = load_device_cached(spec.device);

@@ -14,6 +14,7 @@
 #include "sim/result.h"
 #include "sim/workload.h"
 #include "traces/host_overhead.h"
+#include "traces/trace_options.h"
 
 namespace dvfsim {
 
@@ -26,6 +27,7 @@ struct RunSpec {
   std::string baseline = "native";  // "" or "none": no baseline run
   std::uint64_t seed = 1;
   bool record_timeline = true;
+  TraceOptions trace_options;  // --gpu, --iterations, --capture-device
 };
 
 struct Simulation {
@@ -45,11 +47,12 @@ struct Simulation {
   RunResult baseline;
 };
 
-// Loads a trace (Kineto JSON or native), cached by path and host-overhead
-// setting for the process. Kineto traces get the profiler host-overhead
-// correction (traces/host_overhead.h; `--set host_overhead=off|auto|F`);
-// native traces are replayed as written.
+// Loads a trace (Kineto JSON or native), cached by path, trace options and
+// host-overhead setting for the process. Kineto traces get the profiler
+// host-overhead correction (traces/host_overhead.h; `--set
+// host_overhead=off|auto|F`); native traces are replayed as written.
 std::shared_ptr<const Workload> load_workload(const std::string& path,
+                                              const TraceOptions& options = {},
                                               const HostOverhead& host = HostOverhead{});
 std::shared_ptr<const LoadedDevice> load_device_cached(const std::string& name_or_path);
 

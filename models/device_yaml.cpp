@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "models/capture_device.h"
 #include "sim/error.h"
 #include "sim/files.h"
 #include "sim/model_registry.h"
@@ -213,8 +214,8 @@ ModelChoice model_section(Reader& r, const YAML::Node& n, ModelKind kind,
 
 void parse(const YAML::Node& root, Reader& r, Device& d) {
   r.only_keys(root, "",
-              {"name", "display_name", "nvml_name", "notes", "clocks", "voltage", "compute",
-               "memory", "latency", "power", "governor", "switch_latency"});
+              {"name", "display_name", "nvml_name", "nvml_names", "notes", "clocks", "voltage",
+               "compute", "memory", "latency", "power", "governor", "switch_latency"});
   auto str = [&](const char* key) {
     YAML::Node n = r.child(root, "", key);
     if (!n.IsScalar() || n.as<std::string>().empty())
@@ -223,7 +224,15 @@ void parse(const YAML::Node& root, Reader& r, Device& d) {
   };
   d.name = str("name");
   d.display_name = str("display_name");
-  d.nvml_name = str("nvml_name");
+  // nvml_names: every name the driver reports for this GPU (capture-device
+  // resolution, models/capture_device.h); the first is the NVML name.
+  if (const YAML::Node names = root["nvml_names"]) {
+    if (!names.IsSequence() || names.size() == 0 || !names[0].IsScalar())
+      r.fail("nvml_names", "expected a non-empty list of driver names", &names);
+    d.nvml_name = names[0].as<std::string>();
+  } else {
+    d.nvml_name = str("nvml_name");
+  }
 
   const YAML::Node clocks = r.child(root, "", "clocks");
   r.only_keys(clocks, "clocks",
@@ -334,6 +343,8 @@ LoadedDevice load_device_yaml(const std::string& yaml_text, const std::string& p
     throw InputError(fmt::format("{}:{}: invalid YAML: {}", path, e.mark.line + 1, e.msg));
   }
   if (!root || !root.IsMap()) throw InputError(fmt::format("{}: expected a YAML mapping", path));
+  if (root["role"] && root["role"].IsScalar() && root["role"].Scalar() == "capture")
+    throw InputError(capture_only_as_target_message(path));
   try {
     parse(root, r, out.device);
   } catch (const YAML::Exception& e) {
@@ -356,16 +367,14 @@ std::vector<std::string> list_devices() {
   std::vector<std::string> names;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(device_directory(), ec))
-    if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
+    if (e.path().extension() == ".yaml" && !is_capture_only_file(e.path().string()))
+      names.push_back(e.path().stem().string());
   std::sort(names.begin(), names.end());
   return names;
 }
 
 LoadedDevice load_device(const std::string& name_or_path) {
-  const bool is_path =
-      name_or_path.find('/') != std::string::npos ||
-      (name_or_path.size() > 5 && name_or_path.compare(name_or_path.size() - 5, 5, ".yaml") == 0);
-  if (is_path) return load_device_file(name_or_path);
+  if (is_device_path(name_or_path)) return load_device_file(name_or_path);
   const auto path = std::filesystem::path(device_directory()) / (name_or_path + ".yaml");
   if (!std::filesystem::exists(path)) {
     std::string known;

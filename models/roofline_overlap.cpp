@@ -106,12 +106,20 @@ std::vector<KernelCost> RooflineOverlap::prepare(const Workload& w, const Device
     // Same instruction count on every target: an assumption (another
     // architecture compiles the kernel to a different mix), docs/devices.md.
     kc.instructions = k.work.instructions;
-    kc.tensor = k.cls == KernelClass::gemm || k.cls == KernelClass::attention;
+    kc.tensor =
+        k.cls == KernelClass::gemm || k.cls == KernelClass::attention || k.cls == KernelClass::conv;
     // DRAM bytes as they cross the memory bus on each device.
     const double bytes = k.work.dram_bytes * (kc.tensor ? amp_capture : 1.0);
     const double amp_ratio = kc.tensor && !same ? amp_target / amp_capture : 1.0;
     kc.dram_bytes = bytes * amp_ratio;
     const double d = static_cast<double>(k.work.duration_ns);
+    if (k.cls == KernelClass::communication) {
+      // Collectives wait on the interconnect (NVLink, PCIe, network) and on
+      // the other ranks: assumed independent of this GPU's clocks, and the
+      // same on every target (docs/devices.md).
+      kc.fixed_ns = d;
+      continue;
+    }
     const double t0 = std::min(t0_capture, d);
     const double rest = d - t0;
     const double peak =

@@ -4,6 +4,9 @@ tables of docs/devices.md, so the doc cannot drift from models/devices/*.yaml.
 
   scripts/device_tables.py          rewrite the tables in docs/devices.md
   scripts/device_tables.py --check  exit 1 if docs/devices.md is out of date
+
+A device file without a section gets one (capture-only files under
+"## Capture devices: files"), so adding a device is adding its YAML.
 """
 import pathlib
 import re
@@ -80,17 +83,64 @@ def rows(dev):
     return "\n".join(out) + "\n"
 
 
+def capture_rows(dev):
+    """Rows of a capture-only device file (role: capture)."""
+    out = []
+
+    def add(field, value, source):
+        out.append(f"| `{field}` | {value} | {status(source)} | {source} |")
+
+    out.append("| `nvml_names` | " + ", ".join(f"`{n}`" for n in dev["nvml_names"]) +
+               " | read | the names the driver reports (deviceProperties) |")
+    c = dev["compute"]
+    for key in ("sm_count", "peak_clock_mhz", "tensor_peak_clock_mhz"):
+        if key in c:
+            add(f"compute.{key}", fmt_number(c[key]["value"]), c[key]["source"])
+    for key, node in c["peak_tflops"].items():
+        add(f"compute.peak_tflops.{key}", fmt_number(node["value"]), node["source"])
+    for key, node in dev["memory"].items():
+        add(f"memory.{key}", fmt_number(node["value"]), node["source"])
+    d = dev["clocks"]["default"]
+    add("clocks.default", f"{d['core_mhz']} / {d['memory_mhz']}", d["source"])
+    m = dev["clocks"]["max_core_mhz"]
+    add("clocks.max_core_mhz", fmt_number(m["value"]), m["source"])
+    return "\n".join(out) + "\n"
+
+
+CAPTURE_SECTION = "## Capture devices: files"
+
+
+def add_section(doc, dev):
+    """A '### name — display' section with an empty table, appended to the
+    section its kind belongs to (targets under '## Devices', capture-only
+    files under CAPTURE_SECTION, created when missing)."""
+    parent = CAPTURE_SECTION if dev.get("role") == "capture" else "## Devices"
+    block = f"### {dev['name']} — {dev['display_name']}\n\n{HEADER}\n"
+    at = re.search(rf"^{re.escape(parent)}$", doc, re.M)
+    if not at:
+        intro = ("\nOne file per GPU a trace may come from (`role: capture`): dense peaks per "
+                 "data type, DRAM bandwidth, L2, SMs and clocks, each with its source. "
+                 "Written by `scripts/device_tables.py` from `models/devices/*.yaml`.\n\n")
+        doc = doc.rstrip("\n") + f"\n\n{parent}\n{intro}"
+        at = re.search(rf"^{re.escape(parent)}$", doc, re.M)
+    nxt = re.search(r"^## ", doc[at.end():], re.M)
+    pos = at.end() + nxt.start() if nxt else len(doc)
+    return doc[:pos] + block + doc[pos:]
+
+
 def render(doc):
     for path in sorted((ROOT / "models" / "devices").glob("*.yaml")):
         dev = yaml.safe_load(path.read_text())
         heading = re.search(rf"^### {re.escape(dev['name'])} — .*$", doc, re.M)
         if not heading:
-            sys.exit(f"docs/devices.md: no '### {dev['name']} — ...' section for {path.name}")
+            doc = add_section(doc, dev)
+            heading = re.search(rf"^### {re.escape(dev['name'])} — .*$", doc, re.M)
         start = doc.index(HEADER, heading.end())
         end = start + len(HEADER)
         while end < len(doc) and doc.startswith("| ", end):
             end = doc.index("\n", end) + 1
-        doc = doc[:start] + HEADER + rows(dev) + doc[end:]
+        table = capture_rows(dev) if dev.get("role") == "capture" else rows(dev)
+        doc = doc[:start] + HEADER + table + doc[end:]
     return doc
 
 

@@ -23,7 +23,9 @@ DependencyGraph build_dependency_graph(const Workload& w) {
     }
     auto it = last_on_stream.find(k.stream);
     if (it != last_on_stream.end()) boost::add_edge(it->second, i, g);
-    if (barrier >= 0 && (it == last_on_stream.end() || it->second != barrier))
+    // A blocking copy's own activity is inside the barrier it starts.
+    if (barrier >= 0 && barrier < static_cast<std::int64_t>(i) &&
+        (it == last_on_stream.end() || it->second != barrier))
       boost::add_edge(static_cast<std::uint32_t>(barrier), i, g);
     last_on_stream[k.stream] = i;
   }

@@ -13,8 +13,8 @@
 namespace dvfsim {
 namespace {
 constexpr std::array<std::string_view, kKernelClassCount> kClassNames = {
-    "gemm",      "attention",     "elementwise", "reduction", "norm",
-    "optimizer", "communication", "memcpy",      "memset",    "other"};
+    "gemm",      "attention",     "conv",   "elementwise", "reduction", "norm",
+    "optimizer", "communication", "memcpy", "memset",      "other"};
 constexpr std::array<std::string_view, kPhaseCount> kPhaseNames = {"forward", "backward",
                                                                    "optimizer", "other"};
 }  // namespace
@@ -46,6 +46,7 @@ double estimated_instructions(KernelClass cls, double flops, double dram_bytes) 
   // (traces/data/gpt3xl_h200_train_b4_t2048.ncu.csv, 1,437 of 1,438 kernels).
   switch (cls) {
     case KernelClass::gemm:
+    case KernelClass::conv:  // assumption: implicit-GEMM convolutions issue like GEMMs
       return 1.30e-4 * flops;
     case KernelClass::attention:
       return 6.60e-4 * flops;

@@ -14,6 +14,7 @@ namespace dvfsim {
 enum class KernelClass : std::uint8_t {
   gemm,
   attention,
+  conv,  // convolutions (cuDNN / CUTLASS fprop, dgrad, wgrad, implicit GEMM)
   elementwise,
   reduction,
   norm,
@@ -23,7 +24,7 @@ enum class KernelClass : std::uint8_t {
   memset,
   other,
 };
-inline constexpr int kKernelClassCount = 10;
+inline constexpr int kKernelClassCount = 11;
 
 enum class Phase : std::uint8_t { forward, backward, optimizer, other };
 inline constexpr int kPhaseCount = 4;
@@ -128,6 +129,14 @@ struct Workload {
   std::int32_t iterations = 0;
   // First kernel index of each iteration, plus kernels.size() at the end.
   std::vector<std::uint32_t> iteration_begin;
+  // How the iterations were found, e.g. "ProfilerStep# annotations".
+  std::string iteration_rule;
+  // Steady-state iterations, ascending: per-iteration figures average over
+  // these (traces/iterations.h). Empty: every iteration.
+  std::vector<std::int32_t> steady_iterations;
+  // What the reader assumed or worked around, for the user: `trace info`,
+  // `run` and summary.json show them.
+  std::vector<std::string> notes;
 
   std::string_view name(const Kernel& k) const { return names[k.name_id]; }
   std::string_view op(const Kernel& k) const { return names[k.op_id]; }

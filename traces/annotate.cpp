@@ -7,6 +7,8 @@
 #include <functional>
 #include <utility>
 
+#include "models/capture_device.h"
+#include "sim/error.h"
 #include "traces/classify.h"
 
 namespace dvfsim {
@@ -384,6 +386,148 @@ std::optional<MultiTensorCost> multi_tensor_cost(std::string_view o) {
   return std::nullopt;
 }
 
+// ---- convolutions ---------------------------------------------------------
+
+// "[2, 2]" or "2" -> per spatial dim values (one value repeated); nullopt
+// when absent or not integers.
+std::optional<std::vector<std::int64_t>> spatial_list(std::string_view s, std::size_t dims) {
+  if (s.empty()) return std::nullopt;
+  if (s.front() != '[') {
+    const auto v = parse_double(s);
+    if (!v) return std::nullopt;
+    return std::vector<std::int64_t>(dims, static_cast<std::int64_t>(*v));
+  }
+  auto list = parse_int_list(s);
+  if (!list || list->empty()) return std::nullopt;
+  if (list->size() == 1) list->resize(dims, list->front());
+  if (list->size() != dims) return std::nullopt;
+  return list;
+}
+
+// Forward convolution: FLOPs 2 x N x K x prod(out spatial) x C/g x prod(kernel).
+// `arg` gives the Concrete Inputs index of stride, padding, dilation and
+// groups for this operator's signature.
+struct ConvArgs {
+  int stride, padding, dilation, transposed, groups;
+};
+
+std::optional<OpWork> conv_forward_work(const Args& a, ConvArgs at) {
+  const Shape* x = a.tensor(0);
+  const Shape* w = a.tensor(1);
+  if (!x || !w || x->size() < 3 || w->size() != x->size()) return std::nullopt;
+  const std::size_t dims = x->size() - 2;
+  const auto stride = spatial_list(a.concrete(static_cast<std::size_t>(at.stride)), dims);
+  const auto padding = spatial_list(a.concrete(static_cast<std::size_t>(at.padding)), dims);
+  const auto dilation = spatial_list(a.concrete(static_cast<std::size_t>(at.dilation)), dims);
+  const auto groups = parse_double(a.concrete(static_cast<std::size_t>(at.groups)));
+  if (!stride || !padding || !dilation || !groups || *groups < 1) return std::nullopt;
+  if (at.transposed >= 0 && a.concrete(static_cast<std::size_t>(at.transposed)) == "True")
+    return std::nullopt;  // transposed convolutions: not modelled
+  double out_spatial = 1, kernel = 1;
+  for (std::size_t d = 0; d < dims; ++d) {
+    const double in = static_cast<double>((*x)[2 + d]);
+    const double r = static_cast<double>((*w)[2 + d]);
+    const double s = static_cast<double>(std::max<std::int64_t>(1, (*stride)[d]));
+    const double o = std::floor((in + 2.0 * static_cast<double>((*padding)[d]) -
+                                 static_cast<double>((*dilation)[d]) * (r - 1) - 1) /
+                                s) +
+                     1;
+    if (o < 1) return std::nullopt;
+    out_spatial *= o;
+    kernel *= r;
+  }
+  const double n = static_cast<double>((*x)[0]);
+  const double k = static_cast<double>((*w)[0]);
+  const double c_per_group = static_cast<double>((*w)[1]);
+  OpWork work;
+  work.flops = 2.0 * n * k * out_spatial * c_per_group * kernel;
+  work.dram_bytes = a.bytes(0) + a.bytes(1) + n * k * out_spatial * a.elt(0) + a.bytes(2);
+  return work;
+}
+
+// convolution_backward(grad_output, input, weight, bias_sizes, stride,
+// padding, dilation, transposed, output_padding, groups, output_mask): the
+// gradient's shape gives the output size; input and weight gradients each
+// cost one forward's FLOPs (output_mask says which were computed).
+std::optional<OpWork> conv_backward_work(const Args& a) {
+  const Shape* dy = a.tensor(0);
+  const Shape* x = a.tensor(1);
+  const Shape* w = a.tensor(2);
+  if (!dy || !x || !w || dy->size() < 3 || w->size() != dy->size()) return std::nullopt;
+  double out_spatial = 1, kernel = 1;
+  for (std::size_t d = 2; d < dy->size(); ++d) {
+    out_spatial *= static_cast<double>((*dy)[d]);
+    kernel *= static_cast<double>((*w)[d]);
+  }
+  const double forward = 2.0 * static_cast<double>((*dy)[0]) * static_cast<double>((*dy)[1]) *
+                         out_spatial * static_cast<double>((*w)[1]) * kernel;
+  double passes = 2;
+  std::string_view mask = a.concrete(10);
+  if (!mask.empty()) {
+    passes = 0;
+    std::size_t pos = 0;
+    for (int i = 0; i < 2; ++i) {  // input and weight gradients
+      const std::size_t t = mask.find("True", pos), f = mask.find("False", pos);
+      if (t == std::string_view::npos && f == std::string_view::npos) break;
+      if (t < f) passes += 1;
+      pos = std::min(t, f) + 4;
+    }
+  }
+  OpWork work;
+  work.flops = passes * forward;
+  // Read dy, x, w; write dx and dw.
+  work.dram_bytes = a.bytes(0) + 2.0 * a.bytes(1) + 2.0 * a.bytes(2);
+  return work;
+}
+
+std::optional<OpWork> conv_work(const Args& a, std::string_view o) {
+  if (contains(o, "backward")) return conv_backward_work(a);
+  // aten::convolution / _convolution (input, weight, bias, stride, padding,
+  // dilation, transposed, output_padding, groups, ...); aten::conv{1,2,3}d
+  // (input, weight, bias, stride, padding, dilation, groups); cuDNN's
+  // (input, weight, padding, stride, dilation, groups, ...).
+  if (o == "convolution" || o == "convolution_overrideable")
+    return conv_forward_work(a, {3, 4, 5, 6, 8});
+  if (o == "conv1d" || o == "conv2d" || o == "conv3d")
+    return conv_forward_work(a, {3, 4, 5, -1, 6});
+  if (o == "cudnn_convolution") return conv_forward_work(a, {3, 2, 4, -1, 5});
+  return std::nullopt;
+}
+
+// ---- collectives -----------------------------------------------------------
+
+// A collective's DRAM traffic: it reads what it sends and writes what it
+// receives, and a ring or tree stages (g - 1) / g of the message through
+// device buffers twice more (send and receive); a reduction adds one FLOP
+// per received element.
+std::optional<OpWork> collective_work(const OpCall& op) {
+  if (op.in_msg_elements < 0 && op.out_msg_elements < 0) return std::nullopt;
+  static constexpr std::array<std::pair<std::string_view, int>, 10> kDtypes = {{
+      {"Float", 4},
+      {"Double", 8},
+      {"Half", 2},
+      {"BFloat16", 2},
+      {"Long", 8},
+      {"Int", 4},
+      {"Byte", 1},
+      {"Char", 1},
+      {"Bool", 1},
+      {"Float8_e4m3fn", 1},
+  }};
+  int elt = 0;
+  for (const auto& [name, bytes] : kDtypes)
+    if (op.msg_dtype == name) elt = bytes;
+  if (elt == 0) return std::nullopt;
+  const double in = std::max(0.0, op.in_msg_elements) * elt;
+  const double out = std::max(0.0, op.out_msg_elements) * elt;
+  const double g = static_cast<double>(std::max<std::int64_t>(1, op.group_size));
+  OpWork work;
+  work.dram_bytes = in + out + 2.0 * (g - 1) / g * std::max(in, out);
+  const bool reduces = contains(op.name, "reduce") || contains(op.name, "all_reduce");
+  work.flops = reduces ? (g - 1) / g * std::max(in, out) / elt : 0.0;
+  return work;
+}
+
 }  // namespace
 
 std::optional<int> dtype_bytes(std::string_view type) {
@@ -429,6 +573,7 @@ std::optional<OpWork> estimate_op_work(const OpCall& op, int list_element_bytes)
   if (o == "addmm" || o == "baddbmm") return gemm_work(a, 1, 2, false, a.bytes(0));
   if (o == "linear") return gemm_work(a, 0, 1, true, a.bytes(2));
   if (contains(full, "attention")) return attention_work(a, full);
+  if (contains(o, "conv")) return conv_work(a, o);
   if (contains(o, "layer_norm") || contains(o, "rms_norm") || contains(o, "group_norm") ||
       contains(o, "batch_norm"))
     return norm_work(a, contains(o, "backward"), training_batch_norm(a, o));
@@ -442,38 +587,36 @@ std::optional<OpWork> estimate_op_work(const OpCall& op, int list_element_bytes)
     return embedding_work(a, o);
   if (o == "arange") return arange_work(a);
   if (is_elementwise(o)) return elementwise_work(a, o, inplace);
-  return std::nullopt;
+  return collective_work(op);
 }
 
-double capture_peak_dram_bytes_per_s(std::string_view device) {
-  struct Entry {
-    std::string_view device;
-    double bytes_per_s;
-  };
-  // Datasheet peak DRAM bandwidths.
-  static constexpr std::array<Entry, 6> kTable = {{
-      {"h200", 4.8e12},
-      {"b200", 8.0e12},
-      {"a100-sxm", 2.039e12},
-      {"rtx3080ti", 912e9},
-      {"rtx-a4000", 448e9},
-      {"rtx5090", 1792e9},
-  }};
-  for (const Entry& e : kTable)
-    if (e.device == device) return e.bytes_per_s;
-  return 2.0e12;
+std::optional<CaptureRoofline> capture_roofline(const CaptureInfo& capture) {
+  if (capture.device.empty()) return std::nullopt;
+  const Device d = load_capture_device(capture.device).device;
+  const std::int32_t core = capture.core_mhz > 0 ? capture.core_mhz : d.default_core_mhz;
+  const std::int32_t mem = capture.memory_mhz > 0 ? capture.memory_mhz : d.default_memory_mhz;
+  return CaptureRoofline{d.dram_bytes_per_s(mem), d.tensor_flops_per_s(core),
+                         d.fp32_flops_per_s(core)};
 }
 
 void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
                    std::span<const ActivityFacts> activities, const AnnotateOptions& options) {
   auto& kernels = workload.kernels;
-  const double peak = options.peak_dram_bytes_per_s > 0
-                          ? options.peak_dram_bytes_per_s
-                          : capture_peak_dram_bytes_per_s(workload.capture.device);
+  CaptureRoofline roof = options.roofline;
+  if (roof.dram_bytes_per_s <= 0)
+    roof = capture_roofline(workload.capture).value_or(kGenericRoofline);
+  const double peak = roof.dram_bytes_per_s;
   auto fallback = [&](Kernel& k) {
-    k.work.flops = 0;
-    k.work.dram_bytes =
-        static_cast<double>(k.work.duration_ns) * 1e-9 * peak * options.fallback_bandwidth_fraction;
+    const double s = static_cast<double>(k.work.duration_ns) * 1e-9;
+    const bool tensor =
+        k.cls == KernelClass::gemm || k.cls == KernelClass::conv || k.cls == KernelClass::attention;
+    if (tensor) {
+      k.work.flops = s * roof.tensor_flops_per_s * options.fallback_tensor_fraction;
+      k.work.dram_bytes = s * peak * options.fallback_tensor_bandwidth_fraction;
+    } else {
+      k.work.flops = 0;
+      k.work.dram_bytes = s * peak * options.fallback_bandwidth_fraction;
+    }
     k.work.source = WorkSource::fallback;
   };
 

@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sim/workload.h"
@@ -23,8 +24,18 @@ struct OpInput {
 
 // An operator call (a Kineto `cpu_op`) that launched GPU work.
 struct OpCall {
+  OpCall() = default;
+  OpCall(std::string op_name, std::vector<OpInput> op_inputs)
+      : name(std::move(op_name)), inputs(std::move(op_inputs)) {}
+
   std::string name;  // e.g. "aten::addmm"
   std::vector<OpInput> inputs;
+  // Collectives (record_param_comms): elements sent and received, their
+  // dtype ("Float", "BFloat16", ...) and the group size; < 0 / "" when absent.
+  double in_msg_elements = -1.0;
+  double out_msg_elements = -1.0;
+  std::string msg_dtype;
+  std::int64_t group_size = -1;
 };
 
 struct OpWork {
@@ -49,17 +60,37 @@ struct ActivityFacts {
   bool device_to_device = false;  // memcpy within device memory (read + write)
 };
 
-struct AnnotateOptions {
-  // Peak DRAM bandwidth of the capture device; 0 picks it from capture.device
-  // (capture_peak_dram_bytes_per_s).
-  double peak_dram_bytes_per_s = 0.0;
-  // Fallback for unmodelled kernels: bytes = duration x fraction x peak.
-  double fallback_bandwidth_fraction = 0.5;
+// The capture device's roofline, at the clocks the trace ran at.
+struct CaptureRoofline {
+  double dram_bytes_per_s = 0.0;
+  double tensor_flops_per_s = 0.0;  // dense fp16/bf16 tensor peak
+  double fp32_flops_per_s = 0.0;
 };
 
-// Nominal peak DRAM bandwidth of a dvfsim device model name (datasheet
-// values); 2 TB/s when the name is unknown.
-double capture_peak_dram_bytes_per_s(std::string_view device);
+// Peaks of the capture device `capture.device` (a name or a device file) at
+// its default clocks; nullopt when the capture device is unknown.
+std::optional<CaptureRoofline> capture_roofline(const CaptureInfo& capture);
+
+// Peaks assumed when the capture device is unknown: 2 TB/s, 100 TFLOP/s
+// tensor, 20 TFLOP/s FP32 (a mid-range datacenter GPU; only `trace info`
+// uses them, `run` refuses an unknown capture device).
+inline constexpr CaptureRoofline kGenericRoofline{2.0e12, 100e12, 20e12};
+
+struct AnnotateOptions {
+  // The capture device's peaks; all 0: from workload.capture (capture_roofline),
+  // kGenericRoofline when unknown.
+  CaptureRoofline roofline{};
+  // Fallback for kernels without shapes, as shares of the measured duration
+  // on the capture device's roofline:
+  //  - tensor-core classes (gemm, conv, attention): FLOPs = duration x
+  //    fallback_tensor_fraction x tensor peak, bytes = duration x
+  //    fallback_tensor_bandwidth_fraction x DRAM peak (a GEMM is compute-bound);
+  //  - every other class: bytes = duration x fallback_bandwidth_fraction x
+  //    DRAM peak, no FLOPs.
+  double fallback_bandwidth_fraction = 0.5;
+  double fallback_tensor_fraction = 0.7;
+  double fallback_tensor_bandwidth_fraction = 0.1;
+};
 
 // Fills kernels[i].work.flops / dram_bytes / source for every kernel. An
 // operator's work is split over its compute kernels (not its memsets or

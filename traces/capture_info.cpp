@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/capture_device.h"
 #include "sim/csv.h"
 #include "sim/error.h"
 #include "traces/gzip_io.h"
@@ -95,19 +96,20 @@ std::pair<double, double> mean_clocks_from_csv(const std::string& path, Window w
 }  // namespace
 
 std::string device_model_from_name(std::string_view device_name) {
-  static constexpr std::array<std::pair<std::string_view, std::string_view>, 8> kMap = {{
-      {"NVIDIA H200", "h200"},
-      {"NVIDIA GeForce RTX 3080 Ti", "rtx3080ti"},
-      {"NVIDIA RTX A4000", "rtx-a4000"},
-      {"NVIDIA B200", "b200"},
-      {"NVIDIA GeForce RTX 5090", "rtx5090"},
-      {"NVIDIA A100-SXM4-80GB", "a100-sxm"},
-      {"NVIDIA A100-SXM4-40GB", "a100-sxm"},
-      {"NVIDIA A100-SXM-80GB", "a100-sxm"},
-  }};
-  for (const auto& [name, model] : kMap)
-    if (name == device_name) return std::string(model);
-  return "";
+  return device_for_driver_name(device_name);
+}
+
+void resolve_capture_device(CaptureInfo& capture, const std::string& override_name_or_path) {
+  if (override_name_or_path.empty()) {
+    capture.device = device_model_from_name(capture.device_name);
+    return;
+  }
+  try {
+    load_capture_device(override_name_or_path);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("--capture-device {}: {}", override_name_or_path, e.what()));
+  }
+  capture.device = override_name_or_path;
 }
 
 std::string trace_stem(std::string_view trace_path) {

@@ -8,8 +8,13 @@
 namespace dvfsim {
 
 // Maps the driver's device name ("NVIDIA H200") to a dvfsim device model name
-// ("h200"); "" when unknown.
+// ("h200") through the device files' `nvml_names`; "" when unknown.
 std::string device_model_from_name(std::string_view device_name);
+
+// Sets capture.device: `override_name_or_path` (--capture-device) when not
+// empty, checked by loading it; else the device file whose nvml_names holds
+// capture.device_name; else "" (unknown GPU).
+void resolve_capture_device(CaptureInfo& capture, const std::string& override_name_or_path);
 
 // Strips ".gz", ".json" and ".kineto" (each when present, in that order) from
 // a trace path: the stem its sibling files (<stem>.measured.json,

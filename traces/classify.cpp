@@ -42,6 +42,11 @@ std::optional<KernelClass> class_from_op(std::string_view op) {
                     "addbmm", "dot"}))
     return KernelClass::gemm;
   if (contains_any(o, {"attention", "sdpa"})) return KernelClass::attention;
+  if (contains_any(o, {"convolution", "conv1d", "conv2d", "conv3d", "conv_transpose"}))
+    return KernelClass::conv;
+  if (contains_any(o, {"all_reduce", "allreduce", "all_gather", "allgather", "reduce_scatter",
+                       "all_to_all", "alltoall", "record_param_comms"}))
+    return KernelClass::communication;
   if (contains_any(o, {"layer_norm", "rms_norm", "group_norm", "batch_norm", "instance_norm"}))
     return KernelClass::norm;
   if (contains_any(o, {"softmax", "nll_loss", "cross_entropy"}) ||
@@ -76,11 +81,41 @@ KernelClass classify_kernel(ActivityKind kind, std::string_view op, std::string_
       (contains_any(o, {"adam", "sgd", "lamb", "lion", "adagrad", "rmsprop", "foreach_"}) ||
        contains(k, "multi_tensor_apply")))
     return KernelClass::optimizer;
-  if (contains_any(k, {"gemm", "cutlass", "nvjet", "xmma", "cublas"})) return KernelClass::gemm;
+  // Collectives: NCCL's kernels and the custom all-reduce kernels of
+  // inference engines.
+  if (contains_any(k, {"nccldevkernel", "ncclkernel", "nccl_", "cross_device_reduce",
+                       "multimem_all_reduce", "one_shot_all_reduce", "two_shot_all_reduce",
+                       "custom_all_reduce", "allreduce_kernel", "all_reduce_kernel"}))
+    return KernelClass::communication;
+  // Triton / Inductor kernels name their template: pointwise, reduction,
+  // persistent reduction, GEMM template.
+  if (k.rfind("triton_poi_", 0) == 0) return KernelClass::elementwise;
+  if (k.rfind("triton_red_", 0) == 0 || k.rfind("triton_per_", 0) == 0)
+    return KernelClass::reduction;
+  if (k.rfind("triton_tem_", 0) == 0 || k.rfind("triton_mm", 0) == 0 ||
+      k.rfind("triton_bmm", 0) == 0 || contains(k, "_matmul_kernel") ||
+      contains(k, "matmul_kernel"))
+    return KernelClass::gemm;
+  // Convolutions (cuDNN, CUTLASS, xmma): fprop / dgrad / wgrad, implicit
+  // GEMM, Winograd, FFT; checked before GEMM names because implicit-GEMM
+  // convolutions carry "gemm" in their names.
+  if (contains_any(k, {"fprop", "dgrad", "wgrad", "conv2d", "conv3d", "convolve", "winograd",
+                       "implicit_gemm", "implicit_precomp", "conv_kernel", "fft2d_r2c", "fft2d_c2r",
+                       "scudnn", "hcudnn", "cudnn::detail::convolve"}))
+    return KernelClass::conv;
+  // cuDNN batch norm, pooling.
+  if (contains_any(k, {"cudnn::bn_", "bn_fw_", "bn_bw_", "batch_norm"})) return KernelClass::norm;
+  // Grouped / batched GEMMs of MoE and inference libraries ("bmm_Bfloat16_...").
+  if (k.rfind("bmm_", 0) == 0 || contains_any(k, {"grouped_gemm", "moe_gemm", "group_gemm"}))
+    return KernelClass::gemm;
+  if (contains_any(k, {"gemm", "cutlass", "nvjet", "xmma", "cublas", "s884", "h884", "s1688",
+                       "h1688", "s16816", "h16816"}))
+    return KernelClass::gemm;
   if (contains_any(k, {"flash", "fmha", "sdpa", "attention"})) return KernelClass::attention;
   if (const auto c = class_from_op(op)) return *c;
-  if (contains_any(k, {"reduce", "softmax"})) return KernelClass::reduction;
-  if (contains_any(k, {"elementwise", "vectorized", "gelu", "copy", "fill"}))
+  if (contains_any(k, {"reduce", "softmax", "max_pool", "avg_pool", "adaptive_avg_pool"}))
+    return KernelClass::reduction;
+  if (contains_any(k, {"elementwise", "vectorized", "gelu", "copy", "fill", "rotary_embedding"}))
     return KernelClass::elementwise;
   return KernelClass::other;
 }

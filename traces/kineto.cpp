@@ -4,8 +4,10 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
@@ -17,6 +19,7 @@
 #include "traces/classify.h"
 #include "traces/gzip_io.h"
 #include "traces/instructions.h"
+#include "traces/iterations.h"
 
 namespace dvfsim {
 namespace {
@@ -182,6 +185,46 @@ class IntervalSet {
   std::vector<Interval> raw_, merged_;
 };
 
+// Kineto's event categories; PyTorch 1.8/1.9 wrote them capitalised
+// ("Kernel", "Runtime", "Operator", "Memcpy", "Memset").
+enum class Cat {
+  kernel,
+  memset,
+  memcpy,
+  runtime,
+  cpu_op,
+  user_annotation,
+  gpu_annotation,
+  sync,
+  other
+};
+
+Cat category(std::string_view cat) {
+  std::string low(cat);
+  for (char& c : low) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (low == "kernel") return Cat::kernel;
+  if (low == "gpu_memset" || low == "memset") return Cat::memset;
+  if (low == "gpu_memcpy" || low == "memcpy") return Cat::memcpy;
+  if (low == "cuda_runtime" || low == "cuda_driver" || low == "runtime" || low == "driver")
+    return Cat::runtime;
+  if (low == "cpu_op" || low == "operator") return Cat::cpu_op;
+  if (low == "user_annotation") return Cat::user_annotation;
+  if (low == "gpu_user_annotation") return Cat::gpu_annotation;
+  if (low == "cuda_sync") return Cat::sync;
+  return Cat::other;
+}
+
+// "External id" (PyTorch >= 1.10) or "external id" (1.8/1.9).
+std::int64_t external_id(dom::object args, std::int64_t fallback) {
+  return optional_int(args, "External id", optional_int(args, "external id", fallback));
+}
+
+// An AMD GPU: the driver's name, or a gfx architecture name.
+bool is_amd_device(std::string_view name) {
+  return contains(name, "AMD") || contains(name, "Radeon") || contains(name, "Instinct") ||
+         starts_with(name, "gfx");
+}
+
 std::int64_t tid_of(dom::object ev) {
   return optional_int(ev, "tid", -1);
 }
@@ -203,6 +246,18 @@ OpCall to_op_call(const CpuOp& op) {
   call.name = std::string(op.name);
   dom::object args;
   if (op.obj["args"].get(args) != simdjson::SUCCESS) return call;
+  if (op.name == "record_param_comms" || starts_with(op.name, "c10d::") ||
+      starts_with(op.name, "nccl:")) {
+    double v = 0;
+    std::string_view dtype;
+    if (args["In msg nelems"].get(v) == simdjson::SUCCESS) call.in_msg_elements = v;
+    if (args["Out msg nelems"].get(v) == simdjson::SUCCESS) call.out_msg_elements = v;
+    if (args["dtype"].get(dtype) == simdjson::SUCCESS) call.msg_dtype = std::string(dtype);
+    call.group_size = optional_int(args, "Group size", -1);
+    std::string_view collective;
+    if (args["Collective name"].get(collective) == simdjson::SUCCESS)
+      call.name = fmt::format("{} ({})", op.name, collective);
+  }
   dom::array dims, types, concrete;
   const bool has_dims = args["Input Dims"].get(dims) == simdjson::SUCCESS;
   const bool has_types = args["Input type"].get(types) == simdjson::SUCCESS;
@@ -265,7 +320,8 @@ using LaunchKey = std::pair<std::int64_t, std::int64_t>;
 
 }  // namespace
 
-Workload parse_kineto(std::string_view json, const std::string& path, bool padded) {
+Workload parse_kineto(std::string_view json, const std::string& path, bool padded,
+                      const TraceOptions& options) {
   dom::parser parser;
   dom::element root;
   if (auto err = parser.parse(json.data(), json.size(), !padded).get(root))
@@ -277,6 +333,23 @@ Workload parse_kineto(std::string_view json, const std::string& path, bool padde
     throw InputError(fmt::format("{}: not a Kineto trace: missing field 'traceEvents'", path));
   }
 
+  // The GPUs the trace describes, by device id (deviceProperties).
+  std::map<std::int64_t, std::string> device_names;
+  if (root.is_object()) {
+    dom::array props;
+    if (root["deviceProperties"].get(props) == simdjson::SUCCESS) {
+      for (dom::element p : props) {
+        dom::object obj;
+        std::string_view dev_name, arch;
+        if (p.get(obj) != simdjson::SUCCESS) continue;
+        if (obj["name"].get(dev_name) != simdjson::SUCCESS) continue;
+        if (obj["gcnArchName"].get(arch) == simdjson::SUCCESS && !arch.empty())
+          dev_name = dev_name.empty() ? arch : dev_name;
+        device_names.try_emplace(optional_int(obj, "id", 0), std::string(dev_name));
+      }
+    }
+  }
+
   std::vector<Activity> acts;
   std::vector<RuntimeCall> calls;
   std::unordered_map<std::int64_t, std::size_t> call_by_corr;
@@ -284,8 +357,10 @@ Workload parse_kineto(std::string_view json, const std::string& path, bool padde
   std::unordered_map<std::int64_t, IntervalSet> autograd_ops;  // by tid
   std::unordered_set<std::int64_t> autograd_tids;
   std::vector<Interval> profiler_steps, optimizer_steps, zero_grads;
+  std::vector<std::pair<Interval, std::string_view>> annotations;  // record_function ranges
   std::vector<CudaSync> cuda_syncs;
   std::vector<Stamp> stamps;
+  std::size_t hip_calls = 0;
   acts.reserve(8192);
   calls.reserve(8192);
   op_by_ext.reserve(32768);
@@ -310,12 +385,13 @@ Workload parse_kineto(std::string_view json, const std::string& path, bool padde
     }
     if (ph != "X" || cat.empty()) continue;
     const EventContext ctx{path, i, cat};
+    const Cat c = category(cat);
 
-    const bool is_kernel = cat == "kernel";
-    if (is_kernel || cat == "gpu_memset" || cat == "gpu_memcpy") {
+    if (c == Cat::kernel || c == Cat::memset || c == Cat::memcpy) {
+      const bool is_kernel = c == Cat::kernel;
       Activity a{};
       a.kind = is_kernel ? ActivityKind::kernel
-                         : (cat == "gpu_memset" ? ActivityKind::memset : ActivityKind::memcpy);
+                         : (c == Cat::memset ? ActivityKind::memset : ActivityKind::memcpy);
       if (!has_name) ctx.fail("name", "missing");
       a.name = name;
       a.start_ns = ctx.ts_ns(ev, stamps);
@@ -323,9 +399,10 @@ Workload parse_kineto(std::string_view json, const std::string& path, bool padde
       dom::object args;
       if (ev["args"].get(args) != simdjson::SUCCESS) ctx.fail("args", "missing");
       a.correlation = ctx.integer(args, "correlation", "args.correlation");
-      a.external_id = optional_int(args, "External id", 0);
+      a.external_id = external_id(args, 0);
       a.stream = static_cast<std::int32_t>(optional_int(args, "stream", tid_of(ev)));
-      a.device = static_cast<std::int32_t>(optional_int(args, "device", 0));
+      a.device =
+          static_cast<std::int32_t>(optional_int(args, "device", optional_int(ev, "pid", 0)));
       if (is_kernel) {
         read_dim3(args, "grid", a.launch.grid);
         read_dim3(args, "block", a.launch.block);
@@ -339,21 +416,53 @@ Workload parse_kineto(std::string_view json, const std::string& path, bool padde
       if (args["bytes"].get(bytes) == simdjson::SUCCESS) a.bytes = bytes;
       a.device_to_device = contains(name, "DtoD") || contains(name, "PtoP");
       acts.push_back(a);
-    } else if (cat == "cuda_runtime" || cat == "cuda_driver") {
+      continue;
+    }
+    if (c == Cat::runtime) {
       dom::object args;
       if (ev["args"].get(args) != simdjson::SUCCESS) ctx.fail("args", "missing");
-      RuntimeCall c{};
-      c.name = name;
-      c.ts_ns = ctx.ts_ns(ev, stamps);
-      c.end_ns = c.ts_ns + ctx.dur_ns(ev);
-      c.tid = tid_of(ev);
-      c.correlation = ctx.integer(args, "correlation", "args.correlation");
-      call_by_corr.emplace(c.correlation, calls.size());
-      calls.push_back(c);
-    } else if (cat == "cpu_op") {
+      if (starts_with(name, "hip")) ++hip_calls;
+      RuntimeCall r{};
+      r.name = name;
+      r.ts_ns = ctx.ts_ns(ev, stamps);
+      r.end_ns = r.ts_ns + ctx.dur_ns(ev);
+      r.tid = tid_of(ev);
+      r.correlation = ctx.integer(args, "correlation", "args.correlation");
+      call_by_corr.emplace(r.correlation, calls.size());
+      calls.push_back(r);
+      continue;
+    }
+    if (c == Cat::sync) {
       dom::object args;
       if (ev["args"].get(args) != simdjson::SUCCESS) continue;
-      const std::int64_t ext = optional_int(args, "External id", -1);
+      cuda_syncs.push_back({name, optional_int(args, "correlation", -1),
+                            optional_int(args, "stream", -1),
+                            optional_int(args, "wait_on_stream", -1),
+                            optional_int(args, "wait_on_cuda_event_record_corr_id", -1)});
+      continue;
+    }
+    if (c == Cat::gpu_annotation) continue;
+    // Step and optimizer markers: record_function ranges, whatever CPU
+    // category this PyTorch version files them under.
+    const bool step = starts_with(name, "ProfilerStep#");
+    const bool optimizer = starts_with(name, "Optimizer.step#");
+    const bool zero_grad = starts_with(name, "Optimizer.zero_grad#");
+    if (step || optimizer || zero_grad) {
+      const std::int64_t ts = ctx.ts_ns(ev, stamps);
+      const Interval iv{ts, ts + ctx.dur_ns(ev)};
+      if (step) profiler_steps.push_back(iv);
+      if (optimizer) optimizer_steps.push_back(iv);
+      if (zero_grad) zero_grads.push_back(iv);
+      if (step) continue;
+    }
+    if (c == Cat::user_annotation) {
+      const std::int64_t ts = ctx.ts_ns(ev, stamps);
+      annotations.push_back({{ts, ts + ctx.dur_ns(ev)}, name});
+    }
+    if (c == Cat::cpu_op) {
+      dom::object args;
+      if (ev["args"].get(args) != simdjson::SUCCESS) continue;
+      const std::int64_t ext = external_id(args, -1);
       const std::int64_t ts = ctx.ts_ns(ev, stamps);
       const std::int64_t dur = ctx.dur_ns(ev);
       if (starts_with(name, "autograd::engine::evaluate_function"))
@@ -362,23 +471,13 @@ Workload parse_kineto(std::string_view json, const std::string& path, bool padde
       // Keep the innermost (shortest) operator of an External id.
       auto [it, fresh] = op_by_ext.try_emplace(ext, CpuOp{ev, name, dur});
       if (!fresh && dur < it->second.dur_ns) it->second = CpuOp{ev, name, dur};
-    } else if (cat == "user_annotation" || starts_with(name, "ProfilerStep#")) {
-      if (cat == "gpu_user_annotation") continue;
-      const std::int64_t ts = ctx.ts_ns(ev, stamps);
-      const Interval iv{ts, ts + ctx.dur_ns(ev)};
-      if (starts_with(name, "ProfilerStep#")) profiler_steps.push_back(iv);
-      if (starts_with(name, "Optimizer.step#")) optimizer_steps.push_back(iv);
-      if (starts_with(name, "Optimizer.zero_grad#")) zero_grads.push_back(iv);
-    } else if (cat == "cuda_sync") {
-      dom::object args;
-      if (ev["args"].get(args) != simdjson::SUCCESS) continue;
-      cuda_syncs.push_back({name, optional_int(args, "correlation", -1),
-                            optional_int(args, "stream", -1),
-                            optional_int(args, "wait_on_stream", -1),
-                            optional_int(args, "wait_on_cuda_event_record_corr_id", -1)});
     }
   }
-  if (acts.empty()) throw InputError(fmt::format("{}: no GPU kernels, memsets or memcpys", path));
+  if (acts.empty())
+    throw InputError(fmt::format(
+        "{}: no GPU kernels, memsets or memcpys (a CPU-only profile, or a trace recorded "
+        "without ProfilerActivity.CUDA)",
+        path));
   {  // Span check: every time stamp within kMaxSpanNs of the median GPU start.
     std::vector<std::int64_t> starts(acts.size());
     for (std::size_t i = 0; i < acts.size(); ++i) starts[i] = acts[i].start_ns;
@@ -392,34 +491,126 @@ Workload parse_kineto(std::string_view json, const std::string& path, bool padde
             path, s.index, s.cat, std::abs(static_cast<double>(s.ns - *mid)) * 1e-9));
   }
 
-  // Host launch of every activity through its correlation id. Activities
-  // whose launch call is missing are placed at their GPU start.
-  for (Activity& a : acts) {
+  // AMD GPUs (ROCm's Kineto writes the same schema with HIP calls).
+  for (const auto& [id, dev_name] : device_names)
+    if (is_amd_device(dev_name))
+      throw InputError(fmt::format(
+          "{}: captured on an AMD GPU ('{}'): dvfsim models NVIDIA GPUs only (capture and "
+          "target devices); AMD traces are not supported",
+          path, dev_name));
+  if (hip_calls > 0)
+    throw InputError(fmt::format(
+        "{}: an AMD GPU trace ({} HIP runtime calls): dvfsim models NVIDIA GPUs only (capture "
+        "and target devices); AMD traces are not supported",
+        path, hip_calls));
+
+  Workload w;
+  w.source_path = path;
+  w.intern("");  // op_id 0: no operator
+
+  // Several GPUs in one file are never merged: --gpu N picks one.
+  {
+    std::map<std::int32_t, std::size_t> per_device;
+    for (const Activity& a : acts) ++per_device[a.device];
+    auto describe = [&] {
+      std::string list;
+      for (const auto& [id, count] : per_device) {
+        const auto name_it = device_names.find(id);
+        list += fmt::format("{}{} ({}, {} activities)", list.empty() ? "" : ", ", id,
+                            name_it != device_names.end() ? name_it->second : "unnamed", count);
+      }
+      return list;
+    };
+    if (options.gpu >= 0) {
+      if (per_device.count(options.gpu) == 0)
+        throw InputError(
+            fmt::format("{}: --gpu {}: the trace has no GPU activities on device {}; "
+                        "devices with activities: {}",
+                        path, options.gpu, options.gpu, describe()));
+      if (per_device.size() > 1) {
+        w.notes.push_back(fmt::format("--gpu {}: read device {} of {} in the file ({})",
+                                      options.gpu, options.gpu, per_device.size(), describe()));
+        std::erase_if(acts, [&](const Activity& a) { return a.device != options.gpu; });
+      }
+    } else if (per_device.size() > 1) {
+      throw InputError(fmt::format(
+          "{}: GPU activities of {} devices: {}; dvfsim replays one GPU at a time: pass --gpu N",
+          path, per_device.size(), describe()));
+    }
+  }
+  const std::int32_t gpu = acts.front().device;
+
+  // Host launch of every activity through its correlation id.
+  std::vector<bool> launched(acts.size());
+  std::size_t unlaunched = 0;
+  for (std::size_t i = 0; i < acts.size(); ++i) {
+    Activity& a = acts[i];
     const auto it = call_by_corr.find(a.correlation);
-    if (it != call_by_corr.end()) {
+    launched[i] = it != call_by_corr.end();
+    if (launched[i]) {
       a.host_ns = calls[it->second].ts_ns;
       a.host_tid = calls[it->second].tid;
     } else {
       a.host_ns = a.start_ns;
+      ++unlaunched;
     }
   }
-  std::sort(acts.begin(), acts.end(), [](const Activity& a, const Activity& b) {
-    return std::tie(a.host_ns, a.correlation) < std::tie(b.host_ns, b.correlation);
-  });
+  // Activities whose launch call lies outside the profiling window: placed
+  // at their GPU start, but never after an activity that follows them on
+  // their stream (a stream runs its work in launch order).
+  if (unlaunched > 0) {
+    std::unordered_map<std::int32_t, std::vector<std::size_t>> by_stream;
+    for (std::size_t i = 0; i < acts.size(); ++i) by_stream[acts[i].stream].push_back(i);
+    for (auto& [stream, idx] : by_stream) {
+      std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
+        return std::tie(acts[a].start_ns, acts[a].correlation) <
+               std::tie(acts[b].start_ns, acts[b].correlation);
+      });
+      std::int64_t later = INT64_MAX;  // earliest launch of what follows on the stream
+      for (std::size_t j = idx.size(); j-- > 0;) {
+        Activity& a = acts[idx[j]];
+        if (!launched[idx[j]])
+          a.host_ns = std::min(a.host_ns, later == INT64_MAX ? later : later - 1);
+        later = std::min(later, a.host_ns);
+      }
+    }
+    w.notes.push_back(fmt::format(
+        "{} of {} activities have no launch call in the trace (launched before the profiling "
+        "window opened, or the runtime events were dropped): placed by their GPU start",
+        unlaunched, acts.size()));
+  }
+  // Launch order; the kernels of one graph launch (one correlation id) in
+  // the order the GPU ran them.
+  {
+    std::vector<std::size_t> order(acts.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+      const Activity& a = acts[x];
+      const Activity& b = acts[y];
+      return std::tie(a.host_ns, a.correlation, a.start_ns, x) <
+             std::tie(b.host_ns, b.correlation, b.start_ns, y);
+    });
+    std::vector<Activity> sorted;
+    std::vector<bool> sorted_launched;
+    sorted.reserve(acts.size());
+    for (const std::size_t i : order) {
+      sorted.push_back(acts[i]);
+      sorted_launched.push_back(launched[i]);
+    }
+    acts = std::move(sorted);
+    launched = std::move(sorted_launched);
+  }
   std::vector<LaunchKey> keys(acts.size());
   for (std::size_t i = 0; i < acts.size(); ++i) keys[i] = {acts[i].host_ns, acts[i].correlation};
   auto launched_before = [&](LaunchKey k) {  // activities with key <= k
     return static_cast<std::uint32_t>(std::upper_bound(keys.begin(), keys.end(), k) - keys.begin());
   };
 
-  Workload w;
-  w.source_path = path;
-  w.intern("");  // op_id 0: no operator
-
-  // Iterations: ProfilerStep#N annotations; else Optimizer.step (extended by
-  // a zero_grad that follows it with no launch in between); else one.
-  std::vector<std::int64_t> iteration_starts;  // host time an iteration starts
-  std::vector<Interval> optimizer_spans;       // step (+ zero_grad): optimizer phase
+  // Iterations: --iterations N; else ProfilerStep#N annotations; else
+  // Optimizer.step (extended by a zero_grad that follows it with no launch in
+  // between); else a repeated activity sequence; else one, with a note.
+  std::vector<LaunchKey> iteration_starts;  // first launch key of each iteration
+  std::vector<Interval> optimizer_spans;    // step (+ zero_grad): optimizer phase
   auto by_begin = [](const Interval& a, const Interval& b) { return a.begin_ns < b.begin_ns; };
   std::sort(profiler_steps.begin(), profiler_steps.end(), by_begin);
   std::sort(optimizer_steps.begin(), optimizer_steps.end(), by_begin);
@@ -427,11 +618,25 @@ Workload parse_kineto(std::string_view json, const std::string& path, bool padde
   for (const Interval& z : zero_grads) optimizer_spans.push_back(z);
   for (const Interval& s : optimizer_steps) optimizer_spans.push_back(s);
   std::int64_t trailing_after_ns = INT64_MAX;  // launches after this are stray
-  if (!profiler_steps.empty()) {
-    for (const Interval& s : profiler_steps) iteration_starts.push_back(s.begin_ns);
-    iteration_starts.front() = INT64_MIN;
+  std::vector<std::int64_t> launch_ns(acts.size());
+  for (std::size_t i = 0; i < acts.size(); ++i) launch_ns[i] = acts[i].host_ns;
+  auto from_boundaries = [&](const std::vector<std::size_t>& starts) {
+    for (const std::size_t b : starts) iteration_starts.push_back(keys[b]);
+    iteration_starts.front() = {INT64_MIN, INT64_MIN};
+  };
+  if (options.iterations > 0) {
+    from_boundaries(split_at_pauses(launch_ns, static_cast<std::size_t>(options.iterations)));
+    w.iteration_rule = fmt::format(
+        "--iterations {}: split at the longest host pauses between launches", options.iterations);
+    if (iteration_starts.size() != static_cast<std::size_t>(options.iterations))
+      w.notes.push_back(fmt::format("--iterations {}: only {} iterations fit the {} activities",
+                                    options.iterations, iteration_starts.size(), acts.size()));
+  } else if (!profiler_steps.empty()) {
+    for (const Interval& s : profiler_steps) iteration_starts.push_back({s.begin_ns, INT64_MIN});
+    iteration_starts.front() = {INT64_MIN, INT64_MIN};
+    w.iteration_rule = "ProfilerStep# annotations";
   } else if (!optimizer_steps.empty()) {
-    iteration_starts.push_back(INT64_MIN);
+    iteration_starts.push_back({INT64_MIN, INT64_MIN});
     for (const Interval& s : optimizer_steps) {
       std::int64_t end = s.end_ns;
       for (const Interval& z : zero_grads) {
@@ -441,12 +646,47 @@ Workload parse_kineto(std::string_view json, const std::string& path, bool padde
         if (!launch_between) end = std::max(end, z.end_ns);
         break;
       }
-      iteration_starts.push_back(end + 1);
+      iteration_starts.push_back({end + 1, INT64_MIN});
     }
-    trailing_after_ns = iteration_starts.back() - 1;
+    trailing_after_ns = iteration_starts.back().first - 1;
     iteration_starts.pop_back();
+    w.iteration_rule = "Optimizer.step annotations (an iteration ends with its optimizer step)";
   } else {
-    iteration_starts.push_back(INT64_MIN);
+    std::unordered_map<std::string_view, std::uint32_t> ids;
+    std::vector<std::uint32_t> seq(acts.size());
+    for (std::size_t i = 0; i < acts.size(); ++i)
+      seq[i] = ids.try_emplace(acts[i].name, static_cast<std::uint32_t>(ids.size())).first->second;
+    // One record_function range around every launch: the trace is one call
+    // (a vLLM execute, a generate), and what repeats inside it are layers.
+    std::string_view one_call;
+    for (const auto& [iv, ann] : annotations)
+      if (iv.begin_ns <= launch_ns.front() && launch_ns.back() <= iv.end_ns) one_call = ann;
+    const auto fit = one_call.empty() ? detect_period(seq, launch_ns) : std::nullopt;
+    if (!one_call.empty()) {
+      iteration_starts.push_back({INT64_MIN, INT64_MIN});
+      w.iteration_rule =
+          fmt::format("one call: every launch lies inside the '{}' annotation", one_call);
+      w.notes.push_back(fmt::format(
+          "no ProfilerStep# or Optimizer.step markers, and every launch lies inside one "
+          "record_function range ('{}'): read as one iteration (what repeats inside it are "
+          "layers); pass --iterations N if it holds N",
+          one_call));
+    } else if (fit) {
+      from_boundaries(period_boundaries(*fit, acts.size()));
+      w.iteration_rule = fmt::format(
+          "repeated activity sequence: period {} activities ({:.1f} % of positions repeat)",
+          fit->period, 100.0 * fit->match);
+      w.notes.push_back(fmt::format(
+          "no ProfilerStep# or Optimizer.step markers: {} iterations found from the repeated "
+          "activity sequence (period {}); pass --iterations N to override",
+          iteration_starts.size(), fit->period));
+    } else {
+      iteration_starts.push_back({INT64_MIN, INT64_MIN});
+      w.iteration_rule = "none found: one iteration";
+      w.notes.push_back(
+          "no ProfilerStep# or Optimizer.step markers and no repeated activity sequence: the "
+          "whole trace is read as one iteration (pass --iterations N if it holds N)");
+    }
   }
   IntervalSet optimizer_set;
   for (const Interval& s : optimizer_spans) optimizer_set.add(s);
@@ -485,11 +725,9 @@ Workload parse_kineto(std::string_view json, const std::string& path, bool padde
     }
     k.op_id = w.intern(op_name);
 
-    const auto later =
-        std::upper_bound(iteration_starts.begin(), iteration_starts.end(), a.host_ns);
+    const auto later = std::upper_bound(iteration_starts.begin(), iteration_starts.end(), keys[i]);
     k.iteration = static_cast<std::int32_t>(later - iteration_starts.begin()) - 1;
-    const bool launched = a.host_tid != -1 || call_by_corr.count(a.correlation) != 0;
-    if (!launched || a.host_ns > trailing_after_ns) {
+    if (!launched[i] || a.host_ns > trailing_after_ns) {
       k.phase = Phase::other;
     } else if (optimizer_set.contains(a.host_ns)) {
       k.phase = Phase::optimizer;
@@ -519,8 +757,23 @@ Workload parse_kineto(std::string_view json, const std::string& path, bool padde
       w.iteration_begin[w.kernels[i].iteration] = static_cast<std::uint32_t>(i);
     w.iteration_begin.back() = static_cast<std::uint32_t>(w.kernels.size());
   }
+  // Steady state: the leading warm-up iterations do not stand for the run.
+  {
+    const std::vector<std::int64_t> step = iteration_step_ns(w);
+    w.steady_iterations = steady_iterations(step);
+    if (!w.steady_iterations.empty() && w.steady_iterations.front() > 0) {
+      const std::int32_t first = w.steady_iterations.front();
+      const std::string warm = first == 1 ? std::string("iteration 0 is")
+                                          : fmt::format("iterations 0..{} are", first - 1);
+      w.notes.push_back(fmt::format(
+          "per-iteration figures use the steady-state iterations {}..{}: {} warm-up (step "
+          "time over {}x the median of the iterations after the first; iteration 0: {:.3f} ms)",
+          first, w.iterations - 1, warm, kWarmupStepRatio,
+          static_cast<double>(step.front()) * 1e-6));
+    }
+  }
 
-  // Host synchronisation points.
+  // Host synchronisation points (a blocking copy waits for its own copy too).
   std::unordered_map<std::int64_t, std::int64_t> sync_stream;  // correlation -> stream
   for (const CudaSync& s : cuda_syncs)
     if (s.correlation >= 0 && s.stream >= 0 && s.name != "Stream Wait Event")
@@ -582,21 +835,11 @@ Workload parse_kineto(std::string_view json, const std::string& path, bool padde
                       w.event_waits.end());
 
   // Capture device and clocks.
-  if (root.is_object()) {
-    dom::array props;
-    if (root["deviceProperties"].get(props) == simdjson::SUCCESS) {
-      for (dom::element p : props) {
-        std::string_view dev_name;
-        const std::int64_t id = optional_int(p.get_object().value_unsafe(), "id", 0);
-        if (p["name"].get(dev_name) == simdjson::SUCCESS &&
-            (w.capture.device_name.empty() || id == acts.front().device)) {
-          w.capture.device_name = std::string(dev_name);
-          if (id == acts.front().device) break;
-        }
-      }
-    }
-  }
-  w.capture.device = device_model_from_name(w.capture.device_name);
+  if (const auto it = device_names.find(gpu); it != device_names.end())
+    w.capture.device_name = it->second;
+  else if (!device_names.empty())
+    w.capture.device_name = device_names.begin()->second;
+  resolve_capture_device(w.capture, options.capture_device);
   load_capture_clocks(path, w.capture);
 
   annotate_work(w, op_calls, facts);
@@ -605,7 +848,7 @@ Workload parse_kineto(std::string_view json, const std::string& path, bool padde
   return w;
 }
 
-Workload read_kineto(const std::string& path) {
+Workload read_kineto(const std::string& path, const TraceOptions& options) {
   const std::string text = traces::read_file(path, simdjson::SIMDJSON_PADDING);
   std::size_t first = 0;
   while (first < text.size() &&
@@ -613,7 +856,8 @@ Workload read_kineto(const std::string& path) {
     ++first;
   if (first == text.size() || (text[first] != '{' && text[first] != '['))
     throw InputError(fmt::format("{}: not a Kineto JSON trace (does not start with '{{')", path));
-  return parse_kineto(text, path, text.capacity() >= text.size() + simdjson::SIMDJSON_PADDING);
+  return parse_kineto(text, path, text.capacity() >= text.size() + simdjson::SIMDJSON_PADDING,
+                      options);
 }
 
 }  // namespace dvfsim

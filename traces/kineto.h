@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "sim/workload.h"
+#include "traces/trace_options.h"
 
 namespace dvfsim {
 
@@ -13,11 +14,12 @@ namespace dvfsim {
 // (from `cuda_sync` events, when the trace has them); capture device and
 // clocks (see load_capture_clocks). Throws InputError naming the file and the
 // event or field on malformed input. docs/trace-format.md describes the rules.
-Workload read_kineto(const std::string& path);
+Workload read_kineto(const std::string& path, const TraceOptions& options = {});
 
 // Same, from JSON text already in memory (gzip not allowed); `path` is used
 // for messages and for finding sibling files. `json` needs simdjson padding
 // (SIMDJSON_PADDING readable bytes past its end) unless `padded` is false.
-Workload parse_kineto(std::string_view json, const std::string& path, bool padded = false);
+Workload parse_kineto(std::string_view json, const std::string& path, bool padded = false,
+                      const TraceOptions& options = {});
 
 }  // namespace dvfsim

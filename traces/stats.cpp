@@ -13,6 +13,9 @@ TraceStats compute_stats(const Workload& w) {
   TraceStats s;
   s.capture = w.capture;
   s.iterations = w.iterations;
+  s.iteration_rule = w.iteration_rule;
+  s.steady_iterations = w.steady_iterations;
+  s.notes = w.notes;
   s.per_iteration.resize(static_cast<std::size_t>(std::max(w.iterations, 0)));
   s.activities = static_cast<std::uint32_t>(w.kernels.size());
   s.syncs = static_cast<std::uint32_t>(w.syncs.size());
@@ -30,7 +33,10 @@ TraceStats compute_stats(const Workload& w) {
     s.class_count[static_cast<std::size_t>(k.cls)] += 1;
     s.phase_time_ns[static_cast<std::size_t>(k.phase)] += d;
     s.phase_count[static_cast<std::size_t>(k.phase)] += 1;
-    if (k.work.source == WorkSource::shapes) s.shapes_time_ns += d;
+    if (k.work.source == WorkSource::shapes)
+      s.shapes_time_ns += d;
+    else
+      s.class_fallback_ns[static_cast<std::size_t>(k.cls)] += d;
     if (k.work.instructions_source == InstructionSource::ncu) s.ncu_time_ns += d;
     s.total_instructions += k.work.instructions;
     s.total_flops += k.work.flops;
@@ -75,8 +81,14 @@ void print_stats(const TraceStats& s, std::ostream& out) {
     return s.gpu_time_ns > 0 ? 100.0 * static_cast<double>(ns) / static_cast<double>(s.gpu_time_ns)
                              : 0.0;
   };
-  fmt::print(out, "capture device   {} ({})\n", s.capture.device.empty() ? "?" : s.capture.device,
-             s.capture.device_name.empty() ? "unknown" : s.capture.device_name);
+  if (s.capture.device.empty())
+    fmt::print(out,
+               "capture device   ? ({}): no device file lists this GPU in its nvml_names; `run` "
+               "needs --capture-device NAME|FILE (`dvfsim devices --capture`)\n",
+               s.capture.device_name.empty() ? "the trace names no GPU" : s.capture.device_name);
+  else
+    fmt::print(out, "capture device   {} ({})\n", s.capture.device,
+               s.capture.device_name.empty() ? "unknown" : s.capture.device_name);
   auto clock = [](std::int32_t mhz) {
     return mhz > 0 ? fmt::format("{} MHz", mhz) : std::string("unknown (device default)");
   };
@@ -90,18 +102,43 @@ void print_stats(const TraceStats& s, std::ostream& out) {
              ms(s.gpu_time_ns), s.total_flops * 1e-12, s.total_dram_bytes * 1e-9);
   fmt::print(out, "work from shapes {:.1f} % of GPU time (rest: fallback estimate)\n",
              100.0 * s.shapes_share);
+  {
+    std::string parts;
+    for (int c = 0; c < kKernelClassCount; ++c)
+      if (s.class_fallback_ns[c] > 0)
+        parts += fmt::format("{}{} {:.3f} ms", parts.empty() ? "" : ", ",
+                             to_string(static_cast<KernelClass>(c)), ms(s.class_fallback_ns[c]));
+    if (!parts.empty())
+      fmt::print(out,
+                 "fallback work    {:.1f} % of GPU time rests on the measured duration against "
+                 "the capture roofline: {}\n",
+                 100.0 * (1.0 - s.shapes_share), parts);
+  }
   fmt::print(
       out, "instructions     {:.3g} warp instructions; measured for {:.1f} % of GPU time ({})\n\n",
       s.total_instructions, 100.0 * s.ncu_share,
       s.capture.instructions_source.empty() ? "none recorded" : s.capture.instructions_source);
 
-  fmt::print(out, "{:>9} {:>8} {:>8} {:>8} {:>12} {:>12} {:>10} {:>10}\n", "iteration", "kernels",
-             "memsets", "memcpys", "gpu_ms", "step_ms", "TFLOP", "GB");
+  const auto steady = [&](std::size_t i) {
+    return s.steady_iterations.empty() ||
+           std::find(s.steady_iterations.begin(), s.steady_iterations.end(),
+                     static_cast<std::int32_t>(i)) != s.steady_iterations.end();
+  };
+  if (!s.iteration_rule.empty()) {
+    std::string used = "all";
+    if (!s.steady_iterations.empty() && s.steady_iterations.size() < s.per_iteration.size())
+      used = fmt::format("{}..{} (steady state; the others are warm-up)",
+                         s.steady_iterations.front(), s.steady_iterations.back());
+    fmt::print(out, "iterations       {} from {}; per-iteration figures use {}\n", s.iterations,
+               s.iteration_rule, used);
+  }
+  fmt::print(out, "{:>9} {:>8} {:>8} {:>8} {:>12} {:>12} {:>10} {:>10} {:>6}\n", "iteration",
+             "kernels", "memsets", "memcpys", "gpu_ms", "step_ms", "TFLOP", "GB", "used");
   for (std::size_t i = 0; i < s.per_iteration.size(); ++i) {
     const IterationStats& it = s.per_iteration[i];
-    fmt::print(out, "{:>9} {:>8} {:>8} {:>8} {:>12.3f} {:>12.3f} {:>10.2f} {:>10.2f}\n", i,
+    fmt::print(out, "{:>9} {:>8} {:>8} {:>8} {:>12.3f} {:>12.3f} {:>10.2f} {:>10.2f} {:>6}\n", i,
                it.kernels, it.memsets, it.memcpys, ms(it.gpu_time_ns), ms(it.step_time_ns),
-               it.flops * 1e-12, it.dram_bytes * 1e-9);
+               it.flops * 1e-12, it.dram_bytes * 1e-9, steady(i) ? "yes" : "no");
   }
   std::int64_t busy = 0, steps = 0;
   for (const IterationStats& it : s.per_iteration) {

@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdint>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "sim/workload.h"
@@ -34,6 +35,10 @@ struct TraceStats {
   std::array<std::uint32_t, kKernelClassCount> class_count{};
   std::array<std::int64_t, kPhaseCount> phase_time_ns{};
   std::array<std::uint32_t, kPhaseCount> phase_count{};
+  std::string iteration_rule;                   // how the iterations were found
+  std::vector<std::int32_t> steady_iterations;  // per-iteration figures use these
+  std::vector<std::string> notes;               // the reader's notes
+  std::array<std::int64_t, kKernelClassCount> class_fallback_ns{};  // fallback work, per class
   std::int64_t shapes_time_ns = 0;  // GPU time of kernels with WorkSource::shapes
   double shapes_share = 0.0;        // shapes_time_ns / gpu_time_ns
   std::int64_t ncu_time_ns = 0;     // GPU time of kernels with InstructionSource::ncu

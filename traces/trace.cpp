@@ -4,6 +4,7 @@
 #include <simdjson.h>
 
 #include "sim/error.h"
+#include "traces/capture_info.h"
 #include "traces/gzip_io.h"
 #include "traces/kineto.h"
 #include "traces/native.h"
@@ -21,19 +22,27 @@ TraceFormat format_of(std::string_view text) {
   return TraceFormat::unknown;
 }
 
+// A native trace records its iterations and its one GPU; the capture
+// device can still be overridden.
+Workload with_options(Workload w, const TraceOptions& options) {
+  if (!options.capture_device.empty()) resolve_capture_device(w.capture, options.capture_device);
+  return w;
+}
+
 }  // namespace
 
 TraceFormat detect_trace_format(const std::string& path) {
   return format_of(traces::read_file(path));
 }
 
-Workload read_trace(const std::string& path) {
+Workload read_trace(const std::string& path, const TraceOptions& options) {
   const std::string text = traces::read_file(path, simdjson::SIMDJSON_PADDING);
   switch (format_of(text)) {
     case TraceFormat::native:
-      return parse_native(text, path);
+      return with_options(parse_native(text, path), options);
     case TraceFormat::kineto:
-      return parse_kineto(text, path, text.capacity() >= text.size() + simdjson::SIMDJSON_PADDING);
+      return parse_kineto(text, path, text.capacity() >= text.size() + simdjson::SIMDJSON_PADDING,
+                          options);
     case TraceFormat::unknown:
       break;
   }

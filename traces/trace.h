@@ -3,6 +3,7 @@
 #include <string>
 
 #include "sim/workload.h"
+#include "traces/trace_options.h"
 
 namespace dvfsim {
 
@@ -13,6 +14,6 @@ enum class TraceFormat { native, kineto, unknown };
 TraceFormat detect_trace_format(const std::string& path);
 
 // read_native or read_kineto by content; InputError for anything else.
-Workload read_trace(const std::string& path);
+Workload read_trace(const std::string& path, const TraceOptions& options = {});
 
 }  // namespace dvfsim

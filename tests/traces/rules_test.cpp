@@ -1,0 +1,466 @@
+// One hand-written trace per reading rule: schemas since PyTorch 1.8, launch
+// APIs, graph launches, launches outside the window, iterations, several
+// GPUs, AMD refusal, kernel classes and work, capture-device resolution.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "models/capture_device.h"
+#include "sim/error.h"
+#include "sim/graph.h"
+#include "traces/annotate.h"
+#include "traces/classify.h"
+#include "traces/iterations.h"
+#include "traces/kineto.h"
+
+namespace dvfsim {
+namespace {
+
+// Builds a Kineto trace; times in microseconds.
+class Trace {
+ public:
+  explicit Trace(std::string gpu = "NVIDIA H200") { devices_.push_back({0, std::move(gpu)}); }
+  Trace& device(int id, std::string name) {
+    devices_.push_back({id, std::move(name)});
+    return *this;
+  }
+  Trace& kernel(std::string name, double ts, double dur, long corr, int stream = 7, int device = 0,
+                long ext = 0, std::string cat = "kernel", std::string ext_key = "External id") {
+    events_.push_back(
+        fmt::format(R"({{"ph":"X","cat":"{}","name":"{}","pid":0,"tid":{},"ts":{},"dur":{},)"
+                    R"("args":{{"correlation":{},"{}":{},"stream":{},"device":{}}}}})",
+                    cat, name, stream, ts, dur, corr, ext_key, ext, stream, device));
+    return *this;
+  }
+  Trace& call(std::string name, double ts, double dur, long corr,
+              std::string cat = "cuda_runtime") {
+    events_.push_back(
+        fmt::format(R"({{"ph":"X","cat":"{}","name":"{}","pid":1,"tid":1,"ts":{},"dur":{},)"
+                    R"("args":{{"correlation":{}}}}})",
+                    cat, name, ts, dur, corr));
+    return *this;
+  }
+  Trace& range(std::string cat, std::string name, double ts, double dur, std::string args = "") {
+    events_.push_back(fmt::format(
+        R"({{"ph":"X","cat":"{}","name":"{}","pid":1,"tid":1,"ts":{},"dur":{},"args":{{{}}}}})",
+        cat, name, ts, dur, args));
+    return *this;
+  }
+  std::string json() const {
+    std::string props, events;
+    for (const auto& [id, name] : devices_)
+      props += fmt::format(R"({}{{"id":{},"name":"{}"}})", props.empty() ? "" : ",", id, name);
+    for (const auto& e : events_) events += (events.empty() ? "" : ",") + e;
+    return fmt::format(R"({{"deviceProperties":[{}],"traceEvents":[{}]}})", props, events);
+  }
+  Workload read(const TraceOptions& o = {}) const {
+    return parse_kineto(json(), "rules.json", false, o);
+  }
+
+ private:
+  std::vector<std::pair<int, std::string>> devices_;
+  std::vector<std::string> events_;
+};
+
+std::string error_of(const Trace& t, const TraceOptions& o = {}) {
+  try {
+    t.read(o);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+void expect_replayable(const Workload& w) {
+  EXPECT_NO_THROW(check_launch_order(w, build_dependency_graph(w)));
+}
+
+// ---- schemas and launches --------------------------------------------------
+
+TEST(Rules, PyTorch19SchemaCapitalisedCategoriesAndLowerCaseExternalId) {
+  Trace t("Tesla V100-DGXS-32GB");
+  t.range("Operator", "ProfilerStep#5", 0, 100).range("Operator", "ProfilerStep#6", 100, 100);
+  t.range("Operator", "aten::add", 10, 5, R"("external id":11)");
+  t.call("cudaLaunchKernel", 11, 2, 1, "Runtime");
+  t.kernel("vectorized_elementwise_kernel", 20, 4, 1, 7, 0, 11, "Kernel", "external id");
+  t.call("cudaMemsetAsync", 110, 2, 2, "Runtime");
+  t.kernel("Memset (Device)", 120, 1, 2, 7, 0, 0, "Memset");
+  t.call("cudaMemcpyAsync", 130, 2, 3, "Runtime");
+  t.kernel("Memcpy DtoD (Device -> Device)", 140, 1, 3, 7, 0, 0, "Memcpy");
+  const Workload w = t.read();
+  ASSERT_EQ(w.kernels.size(), 3u);
+  EXPECT_EQ(w.iterations, 2);  // ProfilerStep# under "Operator"
+  EXPECT_EQ(w.op(w.kernels[0]), "aten::add");
+  EXPECT_EQ(w.kernels[0].cls, KernelClass::elementwise);
+  EXPECT_EQ(w.kernels[1].cls, KernelClass::memset);
+  EXPECT_EQ(w.kernels[2].cls, KernelClass::memcpy);
+  EXPECT_EQ(w.capture.device, "v100-dgxs");
+}
+
+TEST(Rules, DriverLaunchesGiveHostLaunchTimes) {
+  Trace t;
+  t.call("cuLaunchKernelEx", 10, 1, 1, "cuda_driver").kernel("a", 30, 5, 1);
+  t.call("cuLaunchKernel", 12, 1, 2, "cuda_driver").kernel("b", 40, 5, 2);
+  t.call("cudaLaunchKernelExC", 14, 1, 3).kernel("c", 50, 5, 3);
+  const Workload w = t.read();
+  ASSERT_EQ(w.kernels.size(), 3u);
+  EXPECT_EQ(w.kernels[0].host_launch_ns, 10000);
+  EXPECT_EQ(w.kernels[1].host_launch_ns, 12000);
+  EXPECT_EQ(w.kernels[2].host_launch_ns, 14000);
+  EXPECT_TRUE(w.notes.empty() || w.notes[0].find("no launch call") == std::string::npos);
+}
+
+TEST(Rules, GraphLaunchKernelsRunInStreamOrderFromTheLaunch) {
+  // Three kernels share the graph launch's correlation; the file lists them
+  // out of GPU order.
+  Trace t;
+  t.call("cudaGraphLaunch", 10, 3, 5);
+  t.kernel("third", 60, 5, 5).kernel("first", 20, 5, 5).kernel("second", 40, 5, 5);
+  const Workload w = t.read();
+  ASSERT_EQ(w.kernels.size(), 3u);
+  EXPECT_EQ(w.name(w.kernels[0]), "first");
+  EXPECT_EQ(w.name(w.kernels[1]), "second");
+  EXPECT_EQ(w.name(w.kernels[2]), "third");
+  for (const Kernel& k : w.kernels) EXPECT_EQ(k.host_launch_ns, 10000);
+  expect_replayable(w);
+}
+
+TEST(Rules, LaunchOutsideTheWindowIsPlacedBeforeLaterWorkOnItsStream) {
+  // Kernel A has no launch call (launched before the window) and runs at
+  // 500 us; B was launched at 100 us and runs after A on the same stream.
+  Trace t;
+  t.kernel("A", 500, 10, 1);
+  t.call("cudaLaunchKernel", 100, 2, 2).kernel("B", 600, 10, 2);
+  const Workload w = t.read();
+  ASSERT_EQ(w.kernels.size(), 2u);
+  EXPECT_EQ(w.name(w.kernels[0]), "A");
+  EXPECT_LT(w.kernels[0].host_launch_ns, 100000);  // before B's launch
+  EXPECT_EQ(w.kernels[0].phase, Phase::other);
+  ASSERT_FALSE(w.notes.empty());
+  EXPECT_NE(w.notes[0].find("1 of 2 activities have no launch call"), std::string::npos);
+  expect_replayable(w);
+}
+
+TEST(Rules, BlockingCopyDoesNotDependOnItself) {
+  Trace t;
+  t.call("cudaLaunchKernel", 10, 1, 1).kernel("k", 20, 10, 1);
+  t.call("cudaMemcpy", 15, 30, 2)
+      .kernel("Memcpy DtoH (Device -> Pinned)", 31, 5, 2, 7, 0, 0, "gpu_memcpy");
+  t.call("cudaLaunchKernel", 50, 1, 3).kernel("after", 60, 10, 3, 8);
+  const Workload w = t.read();
+  ASSERT_EQ(w.syncs.size(), 1u);
+  EXPECT_EQ(w.syncs[0].waits_until_kernel, 2u);  // the kernel and its own copy
+  expect_replayable(w);                          // "kernel 1 to earlier kernel 1" before
+}
+
+// ---- iterations ------------------------------------------------------------
+
+Trace repeated(int times, bool inside_one_annotation) {
+  Trace t;
+  double ts = 0;
+  long corr = 1;
+  if (inside_one_annotation) t.range("user_annotation", "generate", 0, 1e6);
+  for (int i = 0; i < times; ++i) {
+    ts += 1000;  // the host pauses 1 ms before each repetition
+    for (const char* name : {"embed", "gemm_a", "softmax", "gemm_b"}) {
+      t.call("cudaLaunchKernel", ts, 1, corr).kernel(name, ts + 5, 3, corr);
+      ts += 10;
+      ++corr;
+    }
+  }
+  return t;
+}
+
+TEST(Rules, RepeatedSequenceGivesIterationsWhenThereAreNoMarkers) {
+  const Workload w = repeated(4, false).read();
+  EXPECT_EQ(w.iterations, 4);
+  EXPECT_EQ(w.iteration_begin, (std::vector<std::uint32_t>{0, 4, 8, 12, 16}));
+  EXPECT_NE(w.iteration_rule.find("period 4"), std::string::npos) << w.iteration_rule;
+  ASSERT_FALSE(w.notes.empty());
+  EXPECT_NE(w.notes[0].find("4 iterations found"), std::string::npos);
+}
+
+TEST(Rules, RepetitionInsideOneAnnotationIsOneCall) {
+  const Workload w = repeated(4, true).read();
+  EXPECT_EQ(w.iterations, 1);
+  EXPECT_NE(w.iteration_rule.find("'generate'"), std::string::npos) << w.iteration_rule;
+}
+
+TEST(Rules, IterationsOptionOverridesAndSplitsAtTheLongestPauses) {
+  TraceOptions o;
+  o.iterations = 2;
+  const Workload w = repeated(4, false).read(o);
+  EXPECT_EQ(w.iterations, 2);
+  EXPECT_EQ(w.iteration_begin.size(), 3u);
+  // Boundaries fall on repetition starts (after a 1 ms pause).
+  EXPECT_EQ(w.iteration_begin[1] % 4, 0u);
+  EXPECT_NE(w.iteration_rule.find("--iterations 2"), std::string::npos);
+}
+
+TEST(Rules, NothingRepeatsThenOneIterationWithANote) {
+  Trace t;
+  t.call("cudaLaunchKernel", 10, 1, 1).kernel("a", 20, 5, 1);
+  t.call("cudaLaunchKernel", 30, 1, 2).kernel("b", 40, 5, 2);
+  t.call("cudaLaunchKernel", 50, 1, 3).kernel("c", 60, 5, 3);
+  const Workload w = t.read();
+  EXPECT_EQ(w.iterations, 1);
+  ASSERT_FALSE(w.notes.empty());
+  EXPECT_NE(w.notes.back().find("read as one iteration"), std::string::npos);
+}
+
+TEST(Rules, SteadyStateDropsLeadingWarmup) {
+  // 17x the median first: warm-up; a long step later is not dropped.
+  const std::vector<std::int64_t> steps = {1700, 100, 98, 300, 102};
+  EXPECT_EQ(steady_iterations(steps), (std::vector<std::int32_t>{1, 2, 3, 4}));
+  const std::vector<std::int64_t> even = {100, 101};
+  EXPECT_EQ(steady_iterations(even), (std::vector<std::int32_t>{0, 1}));
+  const std::vector<std::int64_t> two = {1700, 100};
+  EXPECT_EQ(steady_iterations(two), (std::vector<std::int32_t>{1}));
+  const std::vector<std::int64_t> one = {5};
+  EXPECT_EQ(steady_iterations(one), (std::vector<std::int32_t>{0}));
+}
+
+TEST(Rules, PeriodDetectionFindsTheWholeIterationNotTheLayer) {
+  // An iteration: embed, 3 x (attn, mlp), head; repeated 3 times. The layer
+  // (period 2) matches 4 of 7 positions per iteration, the iteration 100 %.
+  std::vector<std::uint32_t> seq;
+  std::vector<std::int64_t> t;
+  for (int it = 0; it < 3; ++it)
+    for (const std::uint32_t id : {0u, 1u, 2u, 1u, 2u, 1u, 2u, 3u}) {
+      seq.push_back(id);
+      t.push_back(static_cast<std::int64_t>(t.size()) * 10 + (id == 0 ? 1000 * it : 0));
+    }
+  std::sort(t.begin(), t.end());
+  const auto fit = detect_period(seq, t);
+  ASSERT_TRUE(fit.has_value());
+  EXPECT_EQ(fit->period, 8u);
+  EXPECT_DOUBLE_EQ(fit->match, 1.0);
+}
+
+// ---- several GPUs, AMD -------------------------------------------------------
+
+TEST(Rules, KernelsOfTwoGpusAreNeverMerged) {
+  Trace t("NVIDIA H200");
+  t.device(1, "NVIDIA H200");
+  t.call("cudaLaunchKernel", 10, 1, 1).kernel("a", 20, 5, 1, 7, 0);
+  t.call("cudaLaunchKernel", 12, 1, 2).kernel("b", 22, 5, 2, 9, 1);
+  t.call("cudaLaunchKernel", 14, 1, 3).kernel("c", 32, 5, 3, 9, 1);
+  const std::string msg = error_of(t);
+  EXPECT_NE(msg.find("rules.json: GPU activities of 2 devices: 0 (NVIDIA H200, 1 activities), 1 "
+                     "(NVIDIA H200, 2 activities)"),
+            std::string::npos)
+      << msg;
+  TraceOptions o;
+  o.gpu = 1;
+  const Workload w = t.read(o);
+  ASSERT_EQ(w.kernels.size(), 2u);
+  EXPECT_EQ(w.name(w.kernels[0]), "b");
+  o.gpu = 2;
+  EXPECT_NE(error_of(t, o).find("--gpu 2: the trace has no GPU activities on device 2"),
+            std::string::npos);
+}
+
+TEST(Rules, AmdTracesAreRefusedClearly) {
+  Trace by_name("AMD Instinct MI300X");
+  by_name.call("hipLaunchKernel", 10, 1, 1).kernel("k", 20, 5, 1);
+  EXPECT_NE(error_of(by_name).find("captured on an AMD GPU ('AMD Instinct MI300X')"),
+            std::string::npos);
+  Trace by_runtime("");
+  by_runtime.call("hipLaunchKernel", 10, 1, 1).kernel("k", 20, 5, 1);
+  EXPECT_NE(error_of(by_runtime).find("an AMD GPU trace (1 HIP runtime calls)"), std::string::npos);
+}
+
+TEST(Rules, UnknownGpuKeepsItsNameAndNoCaptureDevice) {
+  Trace t("NVIDIA Quantum Q9000");
+  t.call("cudaLaunchKernel", 10, 1, 1).kernel("k", 20, 5, 1);
+  const Workload w = t.read();
+  EXPECT_EQ(w.capture.device_name, "NVIDIA Quantum Q9000");
+  EXPECT_EQ(w.capture.device, "");
+  TraceOptions o;
+  o.capture_device = "t4";
+  EXPECT_EQ(t.read(o).capture.device, "t4");
+  o.capture_device = "no-such-gpu";
+  EXPECT_NE(error_of(t, o).find("--capture-device no-such-gpu: unknown capture device"),
+            std::string::npos);
+}
+
+// ---- classes and work --------------------------------------------------------
+
+KernelClass cls(std::string_view kernel, std::string_view op = "") {
+  return classify_kernel(ActivityKind::kernel, op, kernel, Phase::forward);
+}
+
+TEST(Rules, KernelClassesOfModernStacks) {
+  EXPECT_EQ(cls("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"),
+            KernelClass::communication);
+  EXPECT_EQ(cls("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)"),
+            KernelClass::communication);
+  EXPECT_EQ(cls("void multimem_all_reduce_kernel<c10::BFloat16>(...)"), KernelClass::communication);
+  EXPECT_EQ(cls("triton_poi_fused_add_mul_0"), KernelClass::elementwise);
+  EXPECT_EQ(cls("triton_red_fused_native_layer_norm_1"), KernelClass::reduction);
+  EXPECT_EQ(cls("triton_per_fused_softmax_2"), KernelClass::reduction);
+  EXPECT_EQ(cls("triton_tem_fused_mm_3"), KernelClass::gemm);
+  EXPECT_EQ(cls("sm80_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc"),
+            KernelClass::conv);
+  EXPECT_EQ(cls("sm86_xmma_dgrad_implicit_gemm_indexed_f16f16"), KernelClass::conv);
+  EXPECT_EQ(cls("cudnn_volta_scudnn_128x64_stridedB_splitK_xregs_large_nn_v1"), KernelClass::conv);
+  EXPECT_EQ(cls("volta_h884gemm_64x64_ldg8_nn"), KernelClass::gemm);
+  EXPECT_EQ(cls("ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_nn"), KernelClass::gemm);
+  EXPECT_EQ(cls("nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NTN"), KernelClass::gemm);
+  EXPECT_EQ(cls("bmm_Bfloat16_MxE2m1MxE4m3_Fp32_t128x16x256u2"), KernelClass::gemm);
+  EXPECT_EQ(cls("void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 512, true, 1>"),
+            KernelClass::norm);
+  EXPECT_EQ(cls("nchwToNhwcKernel", "aten::cudnn_convolution"), KernelClass::conv);
+}
+
+OpInput tensor(std::vector<std::int64_t> shape, std::string type = "float") {
+  return OpInput{{std::move(shape)}, std::move(type), ""};
+}
+OpInput scalar(std::string value) {
+  return OpInput{{}, "ScalarList", std::move(value)};
+}
+
+TEST(Rules, ConvolutionFlopsFromShapesStridesPaddingAndGroups) {
+  // 8x64x56x56 input, 128 3x3 filters, stride 2, padding 1: a 28x28 output.
+  // FLOPs = 2 x 8 x 128 x (28 x 28) x 64 x (3 x 3) = 924,844,032.
+  const OpCall conv("aten::convolution",
+                    {tensor({8, 64, 56, 56}), tensor({128, 64, 3, 3}), tensor({128}),
+                     scalar("[2, 2]"), scalar("[1, 1]"), scalar("[1, 1]"),
+                     OpInput{{}, "Scalar", "False"}, scalar("[0, 0]"), OpInput{{}, "Scalar", "1"}});
+  const auto w = estimate_op_work(conv);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_DOUBLE_EQ(w->flops, 924844032.0);
+  // Read input (8x64x56x56 x 4 B) and weight and bias, write 8x128x28x28 x 4 B.
+  EXPECT_DOUBLE_EQ(w->dram_bytes,
+                   4.0 * (8 * 64 * 56 * 56 + 128 * 64 * 9 + 128 + 8 * 128 * 28 * 28));
+  // Depthwise 3x3 (groups 32), stride 1, padding 1 on 1x32x10x10:
+  // 2 x 1 x 32 x 100 x 1 x 9 = 57,600.
+  const OpCall dw("aten::conv2d",
+                  {tensor({1, 32, 10, 10}), tensor({32, 1, 3, 3}), tensor({32}), scalar("[1, 1]"),
+                   scalar("[1, 1]"), scalar("[1, 1]"), OpInput{{}, "Scalar", "32"}});
+  ASSERT_TRUE(estimate_op_work(dw).has_value());
+  EXPECT_DOUBLE_EQ(estimate_op_work(dw)->flops, 57600.0);
+  // Backward with input and weight gradients: twice the forward's FLOPs.
+  std::vector<OpInput> bw = {tensor({8, 128, 28, 28}), tensor({8, 64, 56, 56}),
+                             tensor({128, 64, 3, 3})};
+  bw.resize(10, OpInput{});
+  bw.push_back(OpInput{{}, "ScalarList", "[True, True, False]"});
+  const auto b = estimate_op_work(OpCall("aten::convolution_backward", bw));
+  ASSERT_TRUE(b.has_value());
+  EXPECT_DOUBLE_EQ(b->flops, 2 * 924844032.0);
+  // No strides recorded: not modelled (the roofline fallback takes it).
+  EXPECT_FALSE(estimate_op_work(
+                   OpCall("aten::convolution", {tensor({8, 64, 56, 56}), tensor({128, 64, 3, 3})}))
+                   .has_value());
+}
+
+TEST(Rules, CollectiveBytesFromTheRecordedMessage) {
+  // all-reduce of 1e6 floats among 2 ranks: read 4 MB, write 4 MB, stage
+  // 2 x 1/2 x 4 MB through the ring buffers; 0.5e6 additions.
+  OpCall op("record_param_comms (allreduce)", {});
+  op.in_msg_elements = 1e6;
+  op.out_msg_elements = 1e6;
+  op.msg_dtype = "Float";
+  op.group_size = 2;
+  const auto w = estimate_op_work(op);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_DOUBLE_EQ(w->dram_bytes, 12e6);
+  EXPECT_DOUBLE_EQ(w->flops, 0.5e6);
+}
+
+TEST(Rules, GemmWithoutShapesSitsNearItsComputeRoof) {
+  // A 1 ms GEMM kernel without an operator on the H200 at its default
+  // 1980 MHz: tensor peak 132 SMs x 4096 FLOP/clk x 1.98 GHz = 1.0705 PFLOP/s;
+  // FLOPs = 0.7 x 1 ms x peak, bytes = 0.1 x 1 ms x 4.8 TB/s.
+  Trace t;
+  t.call("cudaLaunchKernel", 10, 1, 1).kernel("sm90_xmma_gemm_bf16bf16_bf16f32", 20, 1000, 1);
+  t.call("cudaLaunchKernel", 12, 1, 2).kernel("vectorized_elementwise_kernel", 1100, 1000, 2);
+  const Workload w = t.read();
+  ASSERT_EQ(w.kernels.size(), 2u);
+  const Kernel& g = w.kernels[0];
+  EXPECT_EQ(g.cls, KernelClass::gemm);
+  EXPECT_EQ(g.work.source, WorkSource::fallback);
+  EXPECT_NEAR(g.work.flops, 0.7 * 1e-3 * 132 * 4096 * 1.98e9, 1e3);
+  EXPECT_NEAR(g.work.dram_bytes, 0.1 * 1e-3 * 4.8e12, 1.0);
+  // Memory-bound classes: half the DRAM peak, no FLOPs.
+  EXPECT_DOUBLE_EQ(w.kernels[1].work.flops, 0.0);
+  EXPECT_NEAR(w.kernels[1].work.dram_bytes, 0.5 * 1e-3 * 4.8e12, 1.0);
+}
+
+// ---- capture devices -----------------------------------------------------------
+
+TEST(CaptureDevices, EveryListedGpuResolvesFromItsDriverName) {
+  const std::vector<std::pair<std::string, std::string>> names = {
+      {"Tesla V100-SXM2-16GB", "v100-sxm2"},
+      {"Tesla V100-SXM2-32GB", "v100-sxm2"},
+      {"Tesla V100-PCIE-16GB", "v100-pcie"},
+      {"Tesla V100-DGXS-32GB", "v100-dgxs"},
+      {"Tesla T4", "t4"},
+      {"NVIDIA A10", "a10"},
+      {"NVIDIA A40", "a40"},
+      {"NVIDIA A100-SXM4-40GB", "a100-sxm-40gb"},
+      {"NVIDIA A100-SXM4-80GB", "a100-sxm"},
+      {"NVIDIA A100-PG509-200", "a100-pg509-200"},
+      {"NVIDIA PG509-210", "a100-pg509-210"},
+      {"NVIDIA H100 PCIe", "h100-pcie"},
+      {"NVIDIA H100 NVL", "h100-nvl"},
+      {"NVIDIA H200", "h200"},
+      {"NVIDIA L4", "l4"},
+      {"NVIDIA L40S", "l40s"},
+      {"NVIDIA GeForce RTX 2080 Ti", "rtx2080ti"},
+      {"NVIDIA GeForce RTX 3090", "rtx3090"},
+      {"NVIDIA GeForce RTX 3080 Ti", "rtx3080ti"},
+      {"NVIDIA GeForce RTX 4090", "rtx4090"},
+      {"NVIDIA RTX A4000", "rtx-a4000"},
+      {"NVIDIA B200", "b200"},
+      {"NVIDIA GeForce RTX 5090", "rtx5090"},
+  };
+  for (const auto& [driver, device] : names) {
+    EXPECT_EQ(device_for_driver_name(driver), device) << driver;
+    EXPECT_NO_THROW(load_capture_device(device)) << device;
+  }
+  // Case and repeated blanks do not matter; an unknown GPU maps to nothing.
+  EXPECT_EQ(device_for_driver_name("tesla  v100-sxm2-16gb"), "v100-sxm2");
+  EXPECT_EQ(device_for_driver_name("NVIDIA Quantum Q9000"), "");
+}
+
+TEST(CaptureDevices, NoDriverNameIsListedTwice) {
+  std::map<std::string, std::string> seen;
+  for (const std::string& name : list_capture_devices()) {
+    const Device d = load_capture_device(name).device;
+    const auto [it, fresh] = seen.try_emplace(d.nvml_name, name);
+    EXPECT_TRUE(fresh) << d.nvml_name << " in " << name << " and " << it->second;
+  }
+}
+
+TEST(CaptureDevices, CaptureOnlyFileIsRefusedAsTarget) {
+  const std::string msg = [] {
+    try {
+      load_device("t4");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  }();
+  EXPECT_NE(msg.find("t4.yaml: a capture-only device"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("--capture-device"), std::string::npos) << msg;
+  // As a capture device: per-clock peaks from the datasheet numbers.
+  // T4: 65 TFLOP/s / (40 SMs x 1590 MHz) = 1022 FLOP/clk/SM; 8.1 TF FP32 -> 127.
+  const Device t4 = load_capture_device("t4").device;
+  EXPECT_NEAR(t4.tensor_flops_per_clock_per_sm, 65e12 / (40 * 1590e6), 1e-6);
+  EXPECT_NEAR(t4.fp32_flops_per_clock_per_sm, 8.1e12 / (40 * 1590e6), 1e-6);
+  EXPECT_DOUBLE_EQ(t4.dram_bytes_per_s(5001), 320e9);
+  EXPECT_EQ(t4.default_core_mhz, 1590);
+}
+
+TEST(CaptureDevices, OneRuleForDevicePaths) {
+  EXPECT_TRUE(is_device_path("my/gpu"));
+  EXPECT_TRUE(is_device_path("gpu.yaml"));
+  EXPECT_TRUE(is_device_path("gpu.yml"));
+  EXPECT_FALSE(is_device_path("h200"));
+}
+
+}  // namespace
+}  // namespace dvfsim
