@@ -206,14 +206,24 @@ Experiment load_experiment(const std::string& path) {
   }
   if (root["seed"]) {
     const YAML::Node n = root["seed"];
-    const std::string s = rd.scalar(n, "seed");
-    try {
-      std::size_t used = 0;
-      if (s.empty() || s[0] == '-') throw std::invalid_argument("negative");
-      e.seed = std::stoull(s, &used);
-      if (used != s.size()) throw std::invalid_argument("trailing");
-    } catch (const std::exception&) {
-      rd.fail("seed", fmt::format("'{}' is not a non-negative integer", s), n);
+    e.seeds.clear();
+    const auto list = rd.values(n, "seed");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string& s = list[i];
+      const std::string field = n.IsSequence() ? fmt::format("seed[{}]", i) : "seed";
+      const YAML::Node at = n.IsSequence() ? n[i] : n;
+      std::uint64_t v = 0;
+      try {
+        std::size_t used = 0;
+        if (s.empty() || s[0] == '-') throw std::invalid_argument("negative");
+        v = std::stoull(s, &used);
+        if (used != s.size()) throw std::invalid_argument("trailing");
+      } catch (const std::exception&) {
+        rd.fail(field, fmt::format("'{}' is not a non-negative integer", s), at);
+      }
+      if (std::find(e.seeds.begin(), e.seeds.end(), v) != e.seeds.end())
+        rd.fail(field, fmt::format("seed {} is listed twice", v), at);
+      e.seeds.push_back(v);
     }
   }
 
@@ -391,31 +401,36 @@ std::vector<SweepPoint> expand_experiment(const Experiment& e) {
         }
         std::vector<std::size_t> idx(axes.size(), 0);
         for (;;) {
-          SweepPoint pt;
-          pt.trace = &trace;
-          pt.device = device;
-          pt.policy = info.name;
-          pt.baseline = e.baseline;
-          pt.seed = e.seed;
-          for (std::size_t a = 0; a < axes.size(); ++a)
-            pt.settings.emplace_back(axes[a].first, axes[a].second[idx[a]]);
-          std::sort(pt.settings.begin(), pt.settings.end());
-          // The stable id: readable fields plus a hash of the whole configuration.
-          std::string key = fmt::format("trace={}\ndevice={}\npolicy={}\nbaseline={}\nseed={}\n",
-                                        trace.label, device, pt.policy, pt.baseline, pt.seed);
-          std::string readable =
-              fmt::format("{}__{}__{}", trace.name, fs::path(device).stem().string(), pt.policy);
-          std::string params;
-          for (const auto& [k, v] : pt.settings) {
-            key += fmt::format("set.{}={}\n", k, v);
-            params += (params.empty() ? "" : "_") + k + "=" + v;
+          for (const std::uint64_t seed : e.seeds) {
+            SweepPoint pt;
+            pt.trace = &trace;
+            pt.device = device;
+            pt.policy = info.name;
+            pt.baseline = e.baseline;
+            pt.seed = seed;
+            for (std::size_t a = 0; a < axes.size(); ++a)
+              pt.settings.emplace_back(axes[a].first, axes[a].second[idx[a]]);
+            std::sort(pt.settings.begin(), pt.settings.end());
+            // The stable id: readable fields plus a hash of the whole configuration.
+            std::string key = fmt::format("trace={}\ndevice={}\npolicy={}\nbaseline={}\nseed={}\n",
+                                          trace.label, device, pt.policy, pt.baseline, pt.seed);
+            std::string readable =
+                fmt::format("{}__{}__{}", trace.name, fs::path(device).stem().string(), pt.policy);
+            std::string params;
+            for (const auto& [k, v] : pt.settings) {
+              key += fmt::format("set.{}={}\n", k, v);
+              params += (params.empty() ? "" : "_") + k + "=" + v;
+            }
+            // Several seeds: the seed is in the readable id too.
+            if (e.seeds.size() > 1)
+              params += fmt::format("{}seed={}", params.empty() ? "" : "_", seed);
+            if (!params.empty()) readable += "__" + params;
+            readable = sanitize(readable);
+            if (readable.size() > 160) readable.resize(160);
+            pt.id = fmt::format("{}__{:08x}", readable,
+                                static_cast<std::uint32_t>(fnv1a(key) & 0xffffffffu));
+            if (seen.insert(pt.id).second) out.push_back(std::move(pt));
           }
-          if (!params.empty()) readable += "__" + params;
-          readable = sanitize(readable);
-          if (readable.size() > 160) readable.resize(160);
-          pt.id = fmt::format("{}__{:08x}", readable,
-                              static_cast<std::uint32_t>(fnv1a(key) & 0xffffffffu));
-          if (seen.insert(pt.id).second) out.push_back(std::move(pt));
           // Next combination, last axis fastest.
           bool more = false;
           for (std::size_t a = axes.size(); a-- > 0;) {

@@ -31,7 +31,7 @@ struct Experiment {
   std::vector<ExperimentPolicy> policies;
   std::vector<std::pair<std::string, std::vector<std::string>>> set;  // swept, in file order
   std::string baseline = "native";
-  std::uint64_t seed = 1;
+  std::vector<std::uint64_t> seeds = {1};  // `seed:` a value or a list (a sweep axis)
 };
 
 // Parses and checks an experiment file; InputError naming file, line and field.

@@ -95,6 +95,17 @@ ResultsRow failed_row(const SweepPoint& p, const std::string& error) {
   return r;
 }
 
+ResultsRow missing_row(const SweepPoint& p) {
+  ResultsRow r;
+  r.set("status", "missing");
+  r.set("device", p.device);
+  r.set("policy", p.policy);
+  for (const auto& [k, v] : p.settings) r.set(k, v);
+  r.set("seed", fmt::format("{}", p.seed));
+  r.set("baseline_policy", p.baseline);
+  return r;
+}
+
 std::string results_csv(const Experiment& e, const std::vector<SweepPoint>& points,
                         const std::vector<ResultsRow>& rows) {
   std::vector<std::string> cols = {"experiment", "run_id",         "status", "trace", "trace_name",
@@ -107,10 +118,10 @@ std::string results_csv(const Experiment& e, const std::vector<SweepPoint>& poin
   for (const auto& ep : e.policies)
     for (const auto& spec : find_policy(ep.name).params) add(spec.name);
   // Then the summary's own scalars, in the order it writes them.
-  // (complete runs first, so that failures do not move columns).
+  // (complete runs first, so that failed and missing runs do not move columns).
   for (const bool failed : {false, true})
     for (const auto& r : rows)
-      if ((r.get("status") == "failed") == failed)
+      if ((r.get("status") == "failed" || r.get("status") == "missing") == failed)
         for (const auto& c : r.columns())
           if (c != "error") add(c);
   add("run_dir");

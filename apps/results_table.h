@@ -34,6 +34,9 @@ ResultsRow summary_row(std::string_view summary_json);
 // The row of a run that failed: what it was asked to do, and why it failed.
 ResultsRow failed_row(const SweepPoint& p, const std::string& error);
 
+// The row of a run that --merge found neither complete nor failed.
+ResultsRow missing_row(const SweepPoint& p);
+
 // The whole table; rows[i] belongs to points[i] (an empty row: not run).
 std::string results_csv(const Experiment& e, const std::vector<SweepPoint>& points,
                         const std::vector<ResultsRow>& rows);

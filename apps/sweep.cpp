@@ -12,6 +12,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -19,7 +20,9 @@
 #include "apps/outputs.h"
 #include "apps/results_table.h"
 #include "apps/runner.h"
+#include "apps/shard.h"
 #include "policies/plan.h"
+#include "sim/error.h"
 #include "sim/json.h"
 
 #ifndef DVFSIM_VERSION
@@ -111,22 +114,70 @@ int run_sweep(const std::string& experiment_path, const SweepOptions& opts) {
            read_file((dir / "sweep_key.json").string()) == config_key(p);
   };
 
+  // A run that failed leaves error.txt (and its key) in its directory.
+  auto failure = [&](const SweepPoint& p) -> std::optional<std::string> {
+    const fs::path dir = runs_dir / p.id;
+    std::error_code ec;
+    if (!fs::is_regular_file(dir / "error.txt", ec) ||
+        !fs::is_regular_file(dir / "sweep_key.json", ec) ||
+        read_file((dir / "sweep_key.json").string()) != config_key(p))
+      return std::nullopt;
+    return read_file((dir / "error.txt").string());
+  };
+
+  if (int(!opts.shard.empty()) + int(opts.merge) + int(opts.slurm) > 1)
+    throw InputError("--shard, --merge and --slurm exclude each other: give one of them");
+  if (!opts.slurm && (opts.array_size || !opts.sbatch_options.empty()))
+    throw InputError("--array-size and --sbatch-option go with --slurm");
+  std::vector<std::string> ids;
+  for (const auto& p : points) ids.push_back(p.id);
+  std::vector<bool> member(points.size(), true);
+  ShardSpec shard;
+  if (!opts.shard.empty()) {
+    shard = parse_shard(opts.shard);
+    const auto which = assign_shards(ids, shard.n);
+    for (std::size_t i = 0; i < points.size(); ++i) member[i] = which[i] == shard.k;
+  }
+
+  if (opts.slurm) {
+    std::vector<bool> done(points.size());
+    for (std::size_t i = 0; i < points.size(); ++i) done[i] = complete(points[i]);
+    SlurmOptions so;
+    so.experiment = experiment_path;
+    so.out = opts.out;
+    so.name = e.name;
+    so.array_size = opts.array_size;
+    so.sbatch_options = opts.sbatch_options;
+    so.full_outputs = opts.full_outputs;
+    so.dry_run = opts.dry_run;
+    return submit_slurm(so, ids, done);
+  }
+
   if (opts.dry_run) {
-    std::cout << fmt::format("{}: {} runs ({} traces, {} devices, {} policies)\n", e.name,
+    std::cout << fmt::format("{}: {} runs ({} traces, {} devices, {} policies)", e.name,
                              points.size(), e.traces.size(), e.devices.size(), e.policies.size());
-    for (const auto& p : points)
-      std::cout << fmt::format("  {} {}\n", complete(p) ? "done" : "todo", p.id);
+    if (shard.active())
+      std::cout << fmt::format("; shard {}/{}: {} runs", shard.k, shard.n,
+                               std::count(member.begin(), member.end(), true));
+    std::cout << "\n";
+    for (std::size_t i = 0; i < points.size(); ++i)
+      if (member[i])
+        std::cout << fmt::format("  {} {}\n", complete(points[i]) ? "done" : "todo", points[i].id);
     return 0;
   }
 
+  // Shards write only their own runs' files: no experiment.yaml, no results.csv.
   make_output_dir(runs_dir.string());
-  write_file_atomic((out / "experiment.yaml").string(), read_file(experiment_path));
+  if (!shard.active())
+    write_file_atomic((out / "experiment.yaml").string(), read_file(experiment_path));
 
   Progress prog;
-  prog.total = points.size();
+  prog.total = static_cast<std::size_t>(std::count(member.begin(), member.end(), true));
   std::vector<ResultsRow> rows(points.size());
   std::vector<std::size_t> todo;
+  std::vector<std::string> missing, failed_runs;
   for (std::size_t i = 0; i < points.size(); ++i) {
+    if (!member[i]) continue;
     if (complete(points[i])) {
       try {
         rows[i] = summary_row(read_file((runs_dir / points[i].id / "summary.json").string()));
@@ -137,14 +188,30 @@ int run_sweep(const std::string& experiment_path, const SweepOptions& opts) {
         rows[i] = {};  // unreadable: run it again
       }
     }
+    if (opts.merge) {  // nothing runs: the row says why there is no summary
+      if (const auto err = failure(points[i])) {
+        rows[i] = failed_row(points[i], *err);
+        failed_runs.push_back(points[i].id);
+      } else {
+        rows[i] = missing_row(points[i]);
+        missing.push_back(points[i].id);
+      }
+      continue;
+    }
     todo.push_back(i);
   }
 
   unsigned jobs = opts.jobs ? opts.jobs : std::max(1u, std::thread::hardware_concurrency());
   jobs = static_cast<unsigned>(std::min<std::size_t>(jobs, std::max<std::size_t>(todo.size(), 1)));
-  std::cerr << fmt::format("dvfsim sweep: {}: {} runs ({} already complete), {} thread{}, out {}\n",
-                           e.name, points.size(), prog.skipped.load(), jobs, jobs == 1 ? "" : "s",
-                           out.string());
+  const std::string scope =
+      shard.active() ? fmt::format("{} shard {}/{}", e.name, shard.k, shard.n) : e.name;
+  if (opts.merge)
+    std::cerr << fmt::format("dvfsim sweep: {}: merging {} runs ({} complete) in {}\n", e.name,
+                             points.size(), prog.skipped.load(), out.string());
+  else
+    std::cerr << fmt::format(
+        "dvfsim sweep: {}: {} runs ({} already complete), {} thread{}, out {}\n", scope, prog.total,
+        prog.skipped.load(), jobs, jobs == 1 ? "" : "s", out.string());
 
   // Load each trace once before the threads start (the loader caches by path).
   {
@@ -167,7 +234,7 @@ int run_sweep(const std::string& experiment_path, const SweepOptions& opts) {
 
   const bool tty = isatty(fileno(stderr)) != 0;
   std::thread reporter;
-  if (opts.progress) {
+  if (opts.progress && !opts.merge) {
     reporter = std::thread([&] {
       std::unique_lock<std::mutex> lock(prog.m);
       const auto period = tty ? std::chrono::milliseconds(250) : std::chrono::milliseconds(5000);
@@ -217,6 +284,10 @@ int run_sweep(const std::string& experiment_path, const SweepOptions& opts) {
         rows[i] = summary_row(summary);
       } catch (const std::exception& err) {
         rows[i] = failed_row(p, err.what());
+        try {  // for --merge; the run is tried again by the next sweep
+          write_file_atomic((dir / "error.txt").string(), rows[i].get("error") + "\n");
+        } catch (const std::exception&) {
+        }
         ++prog.failed;
         std::lock_guard<std::mutex> lock(errors_m);
         std::cerr << fmt::format("{}dvfsim sweep: run {} failed: {}\n",
@@ -236,11 +307,45 @@ int run_sweep(const std::string& experiment_path, const SweepOptions& opts) {
     prog.cv.notify_all();
     reporter.join();
   }
-  if (opts.progress)
+  if (opts.progress && !opts.merge)
     std::cerr << (tty ? "\r" + prog.line() + "  \n" : "dvfsim sweep: " + prog.line() + "\n");
+
+  if (shard.active()) {
+    const double el =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - prog.t0).count();
+    std::cerr << fmt::format(
+        "dvfsim sweep: {}: {} runs: {} ran, {} skipped (already complete), {} failed in {:.1f} s; "
+        "`--merge` writes results.csv\n",
+        scope, prog.total, prog.total - prog.skipped - prog.failed, prog.skipped.load(),
+        prog.failed.load(), el);
+    return prog.failed > 0 ? 1 : 0;
+  }
 
   const std::string csv = results_csv(e, points, rows);
   write_file_atomic((out / "results.csv").string(), csv);
+
+  if (opts.merge) {
+    auto list = [](const std::vector<std::string>& v) {
+      std::string s;
+      for (std::size_t i = 0; i < v.size() && i < 20; ++i) s += "\n  " + v[i];
+      if (v.size() > 20) s += fmt::format("\n  ... and {} more", v.size() - 20);
+      return s;
+    };
+    std::cerr << fmt::format(
+        "dvfsim sweep: {}: merged {} runs: {} complete, {} missing, {} failed; wrote {}\n", e.name,
+        points.size(), prog.skipped.load(), missing.size(), failed_runs.size(),
+        (out / "results.csv").string());
+    if (!missing.empty())
+      std::cerr << fmt::format("dvfsim sweep: missing runs (not run, or killed):{}\n",
+                               list(missing));
+    if (!failed_runs.empty())
+      std::cerr << fmt::format("dvfsim sweep: failed runs (see their error column):{}\n",
+                               list(failed_runs));
+    if (!missing.empty() || !failed_runs.empty())
+      std::cerr << "dvfsim sweep: run the sweep again (the same --shard, --slurm or plain "
+                   "command) to complete them\n";
+    return missing.empty() && failed_runs.empty() ? 0 : 1;
+  }
 
   const double el =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - prog.t0).count();
@@ -271,6 +376,22 @@ void add_sweep(CLI::App& app, int& exit_code) {
   cmd->add_flag("--no-progress", o->no_progress, "No progress line on stderr");
   cmd->add_flag("--dry-run", o->o.dry_run,
                 "List the runs (and which are complete) without running");
+  cmd->add_option("--shard", o->o.shard,
+                  "Run only the K-th of N disjoint parts of the runs (K/N, e.g. 2/8); "
+                  "writes no results.csv (see --merge)");
+  cmd->add_flag("--merge", o->o.merge,
+                "Run nothing: write results.csv from DIR/runs/, naming missing and failed runs");
+  cmd->add_flag("--slurm", o->o.slurm,
+                "Submit a Slurm array job (task K runs --shard K/N) and a dependent merge job; "
+                "with --dry-run, print the scripts");
+  cmd->add_option("--array-size", o->o.array_size,
+                  "With --slurm: number of array tasks N (default: one per run, at most 1000)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option(
+         "--sbatch-option", o->o.sbatch_options,
+         "With --slurm: an sbatch option for both jobs, e.g. --sbatch-option=--time=1:00:00 "
+         "(repeatable)")
+      ->allow_extra_args(false);
   cmd->callback([o, &exit_code] {
     o->o.progress = !o->no_progress;
     exit_code = run_sweep(o->experiment, o->o);

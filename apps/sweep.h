@@ -4,7 +4,9 @@
 // resumably (complete runs are skipped), with a progress line, and writes one
 // tidy DIR/results.csv (apps/results_table.h, docs/experiments.md).
 #include <CLI/CLI.hpp>
+#include <cstddef>
 #include <string>
+#include <vector>
 
 #include "apps/experiment.h"
 
@@ -16,6 +18,11 @@ struct SweepOptions {
   bool full_outputs = false;
   bool progress = true;
   bool dry_run = false;
+  std::string shard;   // "K/N": run only the K-th of N parts (apps/shard.h)
+  bool merge = false;  // run nothing: assemble results.csv from DIR/runs/
+  bool slurm = false;  // submit a Slurm array job (apps/shard.h)
+  std::size_t array_size = 0;
+  std::vector<std::string> sbatch_options;
 };
 
 // Runs the sweep; returns the exit code (0 all runs succeeded, 1 some failed).

@@ -10,6 +10,8 @@ packages=(
   python3-pandas python3-matplotlib python3-seaborn python3-nbformat python3-ipykernel python3-yaml
   jupyter-nbconvert
 )
+# slurm-wlm and munge are not listed: only tests/slurm/run.sh needs them, and
+# it installs them (apt-get) when it runs.
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
