@@ -183,13 +183,24 @@ std::string device_for_driver_name(std::string_view driver_name) {
   std::lock_guard<std::mutex> lock(m);
   auto [it, fresh] = index_by_dir.try_emplace(dir);
   if (fresh) {
+    // Simulation targets first: a GPU both a target and a capture-only file
+    // list resolves to the target. (YAML::Node assignment copies content,
+    // so the nodes stay in place and an index list is ordered.)
+    std::vector<std::pair<std::string, YAML::Node>> files;
     for (const auto& [name, path] : shipped_files()) {
-      YAML::Node root;
       try {
-        root = YAML::LoadFile(path);
+        files.emplace_back(name, YAML::LoadFile(path));
       } catch (const YAML::Exception&) {
         continue;  // a broken file is reported when it is loaded
       }
+    }
+    std::vector<std::size_t> order;
+    for (int pass = 0; pass < 2; ++pass)
+      for (std::size_t i = 0; i < files.size(); ++i)
+        if (capture_role(files[i].second) == (pass == 1)) order.push_back(i);
+    for (const std::size_t i : order) {
+      const std::string& name = files[i].first;
+      const YAML::Node& root = files[i].second;
       if (!root.IsMap()) continue;
       if (const YAML::Node names = root["nvml_names"]; names && names.IsSequence())
         for (const auto& n : names)

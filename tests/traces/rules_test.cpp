@@ -4,6 +4,11 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -460,6 +465,42 @@ TEST(CaptureDevices, OneRuleForDevicePaths) {
   EXPECT_TRUE(is_device_path("gpu.yaml"));
   EXPECT_TRUE(is_device_path("gpu.yml"));
   EXPECT_FALSE(is_device_path("h200"));
+}
+
+}  // namespace
+}  // namespace dvfsim
+
+namespace dvfsim {
+namespace {
+
+TEST(CaptureDevices, TargetWinsOverACaptureOnlyFileForTheSameDriverName) {
+  // A capture-only file sorted before the target lists the target's driver
+  // name too: resolution picks the target.
+  const auto dir = std::filesystem::temp_directory_path() / "dvfsim_capture_precedence";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(device_directory() + "/h200.yaml", dir / "h200.yaml");
+  std::string t4;
+  {
+    std::ifstream in(device_directory() + "/t4.yaml");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    t4 = ss.str();
+  }
+  const auto at = t4.find("nvml_names: [");
+  ASSERT_NE(at, std::string::npos);
+  t4.insert(at + 13, "\"NVIDIA H200\", ");
+  std::ofstream(dir / "aaa.yaml") << t4;
+  const char* old = std::getenv("DVFSIM_DEVICES");
+  const std::string saved = old ? old : "";
+  setenv("DVFSIM_DEVICES", dir.c_str(), 1);
+  EXPECT_EQ(device_for_driver_name("NVIDIA H200"), "h200");
+  EXPECT_EQ(device_for_driver_name("Tesla T4"), "aaa");
+  if (old)
+    setenv("DVFSIM_DEVICES", saved.c_str(), 1);
+  else
+    unsetenv("DVFSIM_DEVICES");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
