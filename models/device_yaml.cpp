@@ -313,8 +313,18 @@ void parse(const YAML::Node& root, Reader& r, Device& d) {
   if (const YAML::Node p = root["power"]) {
     for (const char* key : {"governor", "switch_latency"})
       if (!root[key]) r.fail(key, "missing (a device with a power model is simulated)", &root);
-    d.power = model_section(r, p, ModelKind::power, {"limit_w"});
+    d.power = model_section(r, p, ModelKind::power, {"limit_w", "limit_min_w", "limit_max_w"});
     d.power_limit_w = r.number(p, "power", "limit_w", 1, 1e5);
+    // Optional together: the range of limits the board accepts.
+    if (p["limit_min_w"] || p["limit_max_w"]) {
+      d.power_limit_min_w = r.number(p, "power", "limit_min_w", 1, 1e5);
+      d.power_limit_max_w = r.number(p, "power", "limit_max_w", 1, 1e5);
+      if (!(d.power_limit_min_w <= d.power_limit_w && d.power_limit_w <= d.power_limit_max_w))
+        r.fail("power.limit_w",
+               fmt::format("{:g} W is outside power.limit_min_w..limit_max_w ({:g}..{:g} W)",
+                           d.power_limit_w, d.power_limit_min_w, d.power_limit_max_w),
+               &p);
+    }
     if (d.voltage_curve.empty())
       r.fail("voltage", "missing (the power model needs the V/F curve)", &root);
   }

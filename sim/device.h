@@ -67,6 +67,10 @@ struct Device {
   // The board power limit the firmware enforces (0: none); a device fact,
   // read by whichever governor model the device uses.
   double power_limit_w = 0.0;
+  // The range the board accepts for its power limit (NVML's constraints;
+  // `--set power_limit_w` must lie inside). Both 0 when the file gives none.
+  double power_limit_min_w = 0.0;
+  double power_limit_max_w = 0.0;
   ModelChoice latency;   // `latency: {model: roofline-overlap, ...}`
   ModelChoice power;     // `power: {model: cmos, ...}`
   ModelChoice governor;  // `governor: {model: native, ...}`

@@ -56,10 +56,10 @@ TEST(DeviceYaml, VoltageCurveIsMonotoneAndInterpolates) {
     EXPECT_GE(d.volts(f), last) << f;
     last = d.volts(f);
   }
-  // Calibrated shape: flat 0.64 V to 495 MHz, then linear to 1.00 V at 1980 MHz.
-  EXPECT_DOUBLE_EQ(d.volts(345), 0.64);
-  EXPECT_DOUBLE_EQ(d.volts(495), 0.64);
-  EXPECT_NEAR(d.volts(1237), 0.82, 0.001);  // about halfway between 495 and 1980
+  // Flat floor 0.738 V to the knee at 900 MHz, then linear to 1.00 V at 1980 MHz.
+  EXPECT_DOUBLE_EQ(d.volts(345), 0.738182);
+  EXPECT_DOUBLE_EQ(d.volts(900), 0.738182);
+  EXPECT_NEAR(d.volts(1440), 0.869, 0.001);  // halfway between 900 and 1980
   EXPECT_DOUBLE_EQ(d.volts(1980), 1.00);
 }
 
