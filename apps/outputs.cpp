@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <numeric>
@@ -73,7 +74,7 @@ std::string summary_json(const RunSpec& spec, const Simulation& sim) {
   j.key("policy_params").begin_object();
   for (const auto& [k, v] : sim.policy_params) j.field(k, v);
   j.end_object();
-  const RunSettings settings{sim.engine, sim.models, sim.host};
+  const RunSettings settings{sim.engine, sim.models, sim.host, sim.power_limit_w};
   for (const EngineSetting& s : engine_settings()) s.summarise(j, s.name, settings);
   j.field("seed", static_cast<std::uint64_t>(spec.seed));
   const Workload& w = *sim.workload;
@@ -330,6 +331,9 @@ std::string clock_plan_json(const RunSpec& spec, const Simulation& sim) {
   hw::ClockPlan plan;
   plan.device = sim.target->device.name;
   plan.mode = hw::ClockPlanMode::kTimeWindows;
+  // A limit other than the device's own travels with the plan (hw apply sets it).
+  if (sim.power_limit_w != sim.target->device.power_limit_w)
+    plan.power_limit_w = static_cast<int>(std::lround(sim.power_limit_w));
   plan.source = fmt::format("dvfsim run --policy {} on {} (last iteration of {})", r.policy,
                             plan.device, spec.trace_path);
   const auto last = static_cast<std::size_t>(w.iterations - 1);

@@ -116,6 +116,16 @@ double slowdown_pct(const RunResult& r, const RunResult& base) {
   return b > 0 ? 100.0 * (r.time_s() - b) / b : 0.0;
 }
 
+void check_power_limit(const Device& d, double watts, const std::string& what) {
+  if (!(d.power_limit_max_w > 0))
+    throw InputError(fmt::format(
+        "{}={:g}: {} gives no power-limit range (power.limit_min_w and limit_max_w in {})", what,
+        watts, d.name, d.source_path));
+  if (watts < d.power_limit_min_w || watts > d.power_limit_max_w)
+    throw InputError(fmt::format("{}={:g}: outside {}'s power-limit range {:g}..{:g} W", what,
+                                 watts, d.name, d.power_limit_min_w, d.power_limit_max_w));
+}
+
 Simulation simulate(const RunSpec& spec) {
   Simulation sim;
   RunSettings settings;
@@ -138,13 +148,50 @@ Simulation simulate(const RunSpec& spec) {
   sim.governor = d.governor.model;
   const Prepared p = prepare(sim.workload, sim.target, sim.models);
   sim.capture = p.capture;
+  sim.power_limit_w = d.power_limit_w;
+  double power_limit_w = settings.power_limit_w;  // < 0: the device's own
+  if (power_limit_w >= 0) check_power_limit(d, power_limit_w, "--set power_limit_w");
   if (!spec.baseline.empty() && spec.baseline != "none") {
     find_policy(spec.baseline);
     sim.baseline = replay_policy(p, spec.baseline, {}, sim.engine);
     sim.has_baseline = true;
   }
-  sim.result = replay_policy(p, spec.policy, policy_settings, sim.engine,
-                             sim.has_baseline ? &sim.baseline : nullptr);
+  const RunResult* base = sim.has_baseline ? &sim.baseline : nullptr;
+  // The board power limit: the device's own, --set power_limit_w, or the one
+  // a power-limit policy picks by replaying the run at the limits it tries.
+  auto at_limit = [&](double w) {
+    auto limited = std::make_shared<LoadedDevice>(*sim.target);
+    limited->device.power_limit_w = w;
+    return prepare(sim.workload, limited, sim.models);
+  };
+  if (info.choose_power_limit) {
+    if (power_limit_w >= 0)
+      throw InputError(fmt::format(
+          "--set power_limit_w: the {} policy chooses the power limit itself", info.name));
+    if (!(d.power_limit_max_w > 0))
+      throw InputError(fmt::format(
+          "{}: the {} policy needs the device's power-limit range (power.limit_min_w and "
+          "limit_max_w), which {} does not give",
+          d.source_path, info.name, d.name));
+    PowerLimitProfiler prof;
+    prof.min_w = d.power_limit_min_w;
+    prof.max_w = d.power_limit_max_w;
+    prof.default_w = d.power_limit_w;
+    prof.time_energy_at = [&](double w) {
+      const Prepared q = at_limit(w);
+      const RunResult r = replay_policy(q, "native", {}, sim.engine, base);
+      return std::pair<double, double>(r.time_s(), r.energy_j);
+    };
+    power_limit_w = info.choose_power_limit(resolve_params(info, policy_settings), prof);
+    check_power_limit(d, power_limit_w, info.name);
+  }
+  if (power_limit_w >= 0 && power_limit_w != d.power_limit_w) {
+    const Prepared q = at_limit(power_limit_w);
+    sim.power_limit_w = power_limit_w;
+    sim.result = replay_policy(q, spec.policy, policy_settings, sim.engine, base);
+    return sim;
+  }
+  sim.result = replay_policy(p, spec.policy, policy_settings, sim.engine, base);
   return sim;
 }
 

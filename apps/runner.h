@@ -40,6 +40,10 @@ struct Simulation {
   std::string governor;
   ModelOptions models;  // --set data_activity (apps/settings.h)
   HostOverhead host;    // --set host_overhead, as applied (off for a native trace)
+  // The board power limit the run was replayed at (the device's limit_w
+  // unless --set power_limit_w or a power-limit policy changed it); the
+  // baseline runs at the device's own limit.
+  double power_limit_w = 0.0;
   EngineConfig engine;
   std::map<std::string, std::string> policy_params;  // resolved, defaults filled
   RunResult result;
@@ -57,6 +61,9 @@ std::shared_ptr<const Workload> load_workload(const std::string& path,
 std::shared_ptr<const LoadedDevice> load_device_cached(const std::string& name_or_path);
 
 Simulation simulate(const RunSpec& spec);
+// InputError naming `what` and the device's range unless `watts` is a power
+// limit the device accepts (power.limit_min_w..limit_max_w).
+void check_power_limit(const Device& d, double watts, const std::string& what);
 
 // One replay with prepared inputs (for benchmarks and tests).
 struct Prepared {

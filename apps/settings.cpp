@@ -70,6 +70,17 @@ const std::vector<EngineSetting>& engine_settings() {
        [](JsonWriter& j, std::string_view key, const RunSettings& s) {
          j.field(key, s.host.spec());
        }},
+      {"power_limit_w",
+       "board power limit in W the firmware caps at, inside the device's "
+       "power.limit_min_w..limit_max_w (default: its limit_w); summary.json gives the limit "
+       "in force",
+       [](RunSettings& s, const std::string& v) {
+         s.power_limit_w =
+             number("power_limit_w", v, 1e5, "a power in W inside the device's power-limit range");
+       },
+       [](JsonWriter& j, std::string_view key, const RunSettings& s) {
+         override_field(j, key, s.power_limit_w);
+       }},
   };
   return table;
 }

@@ -1,7 +1,7 @@
 #pragma once
 // Engine settings: the `--set` keys that configure the simulation rather than
 // the policy (switch_latency_us, memory_stall_us, data_activity,
-// host_overhead). One table serves parsing `--set`, the help of
+// host_overhead, power_limit_w). One table serves parsing `--set`, the help of
 // `dvfsim policies` and `run --set`, the checks of experiment files, and the
 // fields of summary.json (hence the columns of results.csv).
 #include <map>
@@ -21,6 +21,9 @@ struct RunSettings {
   EngineConfig engine;
   ModelOptions models;
   HostOverhead host;  // applied when a Kineto trace is loaded
+  // Board power limit in W the firmware caps at (< 0: the device's own
+  // limit_w); checked against the device's range when the run is prepared.
+  double power_limit_w = -1.0;
 };
 
 struct EngineSetting {

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/params.h"
@@ -13,12 +14,25 @@
 
 namespace dvfsim {
 
+// What a policy that picks the board power limit before the run may do: try
+// the run at a limit (time in s, energy in J), within the device's range.
+struct PowerLimitProfiler {
+  double min_w = 0.0;  // the device's allowed range (power.limit_min_w..limit_max_w)
+  double max_w = 0.0;
+  double default_w = 0.0;  // the device file's limit_w
+  std::function<std::pair<double, double>(double limit_w)> time_energy_at;
+};
+
 struct PolicyInfo {
   std::string name;
   std::string description;
   bool oracle = false;  // reads the future: results are upper bounds
   std::vector<ParamSpec> params;
   std::function<std::unique_ptr<Policy>(const Params&)> make;
+  // Set by policies whose knob is the board power limit (power-limit): the
+  // runner calls it before the run and replays the policy at the limit it
+  // returns. Empty for clock policies.
+  std::function<double(const Params&, const PowerLimitProfiler&)> choose_power_limit = {};
 };
 
 // Registers at static-initialisation time; returns true (for a static bool).

@@ -90,6 +90,13 @@ TEST(BadInput, DataActivityOutsideZeroToOne) {
                {"data_activity=1.5", "[0, 1]"});
 }
 
+TEST(BadInput, PowerLimitOutsideTheDevicesRange) {
+  expect_error(run_dvfsim(run_args(DVFSIM_SHIPPED_TRACE,
+                                   "--device h200 --policy static --set core_mhz=1410 "
+                                   "--set power_limit_w=150")),
+               {"power_limit_w=150", "200..700 W"});
+}
+
 TEST(BadInput, BadDeviceYaml) {
   const std::string dir = temp_dir("yaml");
   write(dir + "/gpu.yaml", "name: x\n  bad: [\n");
