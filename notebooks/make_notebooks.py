@@ -528,6 +528,131 @@ NOTEBOOKS["05-validation.ipynb"] = notebook([
     """),
 ])
 
+# ---------------------------------------------------------------------------
+NOTEBOOKS["06-frequency-response.ipynb"] = notebook([
+    md("""
+    # Frequency response against the public Kernel Tuner sweeps
+
+    Experiments `experiments/kerneltuner_a100pcie40.yaml` and
+    `kerneltuner_rtxa4000.yaml`: the one-kernel native trace of each sweep
+    (`models/calibration/kerneltuner/`) replayed under `static` at every clock
+    the sweep requested, on `a100-pcie-40gb` and `rtx-a4000`. Measured points
+    are the sweep CSVs (NVML board power, mean time of 10 runs). The A4000's
+    two highest requests are held at its 140 W cap; the plot puts them at the
+    requested clock and labels the clock the card (and the model) ran.
+    """),
+    setup("kerneltuner_a100pcie40"),
+    code('''
+        SWEEPS = [("kerneltuner_a100pcie40", "A100 PCIe 40 GB", "kerneltuner-a100pcie40-fp32-freqsweep.csv", "gr_clock_MHz"),
+                  ("kerneltuner_rtxa4000", "RTX A4000", "kerneltuner-rtxa4000-fp32-freqsweep.csv", "requested_MHz")]
+        def measured(csv, col):
+            m = pd.read_csv(REPO / "models/calibration/kerneltuner" / csv, comment="#")
+            return m.rename(columns={col: "requested"})
+        def modelled(exp):
+            path = pathlib.Path(os.environ.get(exp.upper() + "_RESULTS") or RESULTS_DIR / exp / "results.csv")
+            r = pd.read_csv(path)
+            r = r[r["status"] == "ok"].copy()
+            r["requested"] = r["core_mhz"].astype(int)
+            r["time_ms"] = r["time_s"] * 1e3
+            return r.sort_values("requested")
+        rows = []
+        fig, axes = plt.subplots(2, 3, figsize=(12, 6.4))
+        for row, (exp, label, csv, col) in enumerate(SWEEPS):
+            m, r = measured(csv, col), modelled(exp)
+            j = m.merge(r[["requested", "time_ms", "avg_power_w", "energy_j"]], on="requested")
+            for q_m, q_r, ax, unit in [("nvml_power_W", "avg_power_w", axes[row, 0], "power (W)"),
+                                        ("time_ms", "time_ms", axes[row, 1], "time per launch (ms)"),
+                                        ("energy_J_per_run", "energy_j", axes[row, 2], "energy per launch (J)")]:
+                mq = q_m if q_m != "time_ms" else "time_ms_x"
+                y_m = j[q_m + ("_x" if q_m == "time_ms" else "")] if q_m == "time_ms" else j[q_m]
+                y_r = j["time_ms_y"] if q_r == "time_ms" else j[q_r]
+                ax.plot(j["requested"], y_m, "o", color="k", label="measured (Kernel Tuner, NVML)")
+                ax.plot(j["requested"], y_r, "-", color="tab:red", label="dvfsim model")
+                ax.set_xlabel("requested core clock (MHz)")
+                ax.set_ylabel(unit)
+                ax.set_title(f"{label}: {unit.split(' (')[0]}")
+            e_m = j.loc[j["energy_J_per_run"].idxmin()]
+            e_r = j.loc[j["energy_j"].idxmin()]
+            axes[row, 2].plot(e_m["requested"], e_m["energy_J_per_run"], "*", ms=14, color="k", mfc="none")
+            axes[row, 2].plot(e_r["requested"], e_r["energy_j"], "*", ms=10, color="tab:red")
+            axes[row, 2].annotate(f"least energy: measured {e_m['requested']:.0f} MHz,\\nmodel {e_r['requested']:.0f} MHz",
+                                  (0.35, 0.85), xycoords="axes fraction", fontsize=8)
+            held = j[(j["core_freq_MHz"] - j["requested"]).abs() > 1]
+            if len(held):
+                text = "; ".join(f"{c['requested']:.0f} -> {c['core_freq_MHz']:.0f}" for _, c in held.iterrows())
+                axes[row, 0].annotate(f"held at the cap (MHz):\\n{text}", (0.35, 0.55), xycoords="axes fraction", fontsize=7)
+            for _, x in j.iterrows():
+                rows.append({"gpu": label, "requested_mhz": x["requested"], "observed_mhz": x["core_freq_MHz"],
+                             "measured_power_w": x["nvml_power_W"], "model_power_w": x["avg_power_w"],
+                             "power_error_pct": 100 * (x["avg_power_w"] / x["nvml_power_W"] - 1),
+                             "measured_time_ms": x["time_ms_x"], "model_time_ms": x["time_ms_y"],
+                             "time_error_pct": 100 * (x["time_ms_y"] / x["time_ms_x"] - 1),
+                             "measured_energy_j": x["energy_J_per_run"], "model_energy_j": x["energy_j"]})
+        axes[0, 0].legend(loc="upper left", fontsize=7)
+        fig.tight_layout()
+        save(fig, "06-frequency-response")
+        t = pd.DataFrame(rows)
+        t.to_csv(FIGURES / "06-frequency-response.csv", index=False)
+        print(t.groupby("gpu")[["power_error_pct", "time_error_pct"]].agg(lambda v: v.abs().max()).round(2))
+        t.round(2)
+    '''),
+])
+
+# ---------------------------------------------------------------------------
+NOTEBOOKS["07-power-limit.ipynb"] = notebook([
+    md("""
+    # Power limit against locked clocks
+
+    Experiments `experiments/power_limit_<device>.yaml`: the shipped GPT-3-XL
+    training step on each device, left to its firmware (`native`) at every
+    allowed board power limit (25 W steps), and under `static` at every
+    supported core clock (default memory clock). Left: time and energy per
+    iteration against the power limit; right: against the locked core clock.
+    Stars mark the least energy; the diamond the Zeus-style `power-limit`
+    policy's choice at eta = 0.5.
+    """),
+    setup("power_limit_h200"),
+    code('''
+        DEVICES = ["a100-pcie", "a100-sxm", "h100-sxm", "h200"]
+        fig, axes = plt.subplots(len(DEVICES), 2, figsize=(11, 2.9 * len(DEVICES)))
+        rows = []
+        for i, d in enumerate(DEVICES):
+            exp = f"power_limit_{d}"
+            path = pathlib.Path(os.environ.get(exp.upper().replace("-", "_") + "_RESULTS") or RESULTS_DIR / exp / "results.csv")
+            r = pd.read_csv(path)
+            r = r[r["status"] == "ok"]
+            n = r[r["policy"] == "native"].sort_values("power_limit_w")
+            s = r[r["policy"] == "static"].sort_values("core_mhz")
+            z = r[(r["policy"] == "power-limit") & (r["eta"] == 0.5)]
+            for ax, x, df, xl in [(axes[i, 0], "power_limit_w", n, "board power limit (W)"),
+                                  (axes[i, 1], "core_mhz", s, "locked core clock (MHz)")]:
+                ax.plot(df[x], df["energy_per_iteration_j"], "-", color="tab:blue")
+                ax.set_ylabel("energy / iteration (J)", color="tab:blue")
+                b = df.loc[df["energy_per_iteration_j"].idxmin()]
+                ax.plot(b[x], b["energy_per_iteration_j"], "*", ms=12, color="tab:blue")
+                ax.annotate(f"least energy {b['energy_per_iteration_j']:.1f} J at {b[x]:.0f}", (b[x], b["energy_per_iteration_j"]),
+                            textcoords="offset points", xytext=(5, 8), fontsize=7)
+                tx = ax.twinx()
+                tx.plot(df[x], 1e3 * df["time_per_iteration_s"], "--", color="tab:orange")
+                tx.set_ylabel("time / iteration (ms)", color="tab:orange")
+                tx.grid(False)
+                ax.set_xlabel(xl)
+                ax.set_title(d)
+                rows.append({"device": d, "knob": x, "best": b[x], "energy_j": b["energy_per_iteration_j"],
+                             "time_ms": 1e3 * b["time_per_iteration_s"]})
+            if len(z):
+                zz = z.iloc[0]
+                axes[i, 0].plot(zz["power_limit_w"], zz["energy_per_iteration_j"], "D", color="tab:green", ms=7)
+                axes[i, 0].annotate(f"power-limit eta 0.5: {zz['power_limit_w']:.0f} W", (zz["power_limit_w"], zz["energy_per_iteration_j"]),
+                                    textcoords="offset points", xytext=(-120, 8), fontsize=7, color="tab:green")
+        fig.tight_layout()
+        save(fig, "07-power-limit")
+        t = pd.DataFrame(rows)
+        t.to_csv(FIGURES / "07-power-limit.csv", index=False)
+        t.round(2)
+    '''),
+])
+
 
 def main():
     for name, nb in NOTEBOOKS.items():

@@ -84,13 +84,21 @@ results=$(cd "$results" && pwd)
 figures=$(cd "$figures" && pwd)
 
 # experiment -> notebook
-experiments=(table2_3080ti per_kernel_clocks_3080ti switch_latency pareto_3080ti validation_h200)
+experiments=(table2_3080ti per_kernel_clocks_3080ti switch_latency pareto_3080ti validation_h200
+             kerneltuner_a100pcie40 kerneltuner_rtxa4000
+             power_limit_a100-pcie power_limit_a100-sxm power_limit_h100-sxm power_limit_h200)
 declare -A notebook=(
   [table2_3080ti]=01-table2
   [per_kernel_clocks_3080ti]=02-per-kernel-clocks
   [switch_latency]=03-switch-latency
   [pareto_3080ti]=04-pareto
   [validation_h200]=05-validation
+  [kerneltuner_a100pcie40]=06-frequency-response
+  [kerneltuner_rtxa4000]=06-frequency-response
+  [power_limit_a100-pcie]=07-power-limit
+  [power_limit_a100-sxm]=07-power-limit
+  [power_limit_h100-sxm]=07-power-limit
+  [power_limit_h200]=07-power-limit
 )
 [[ $headline -eq 1 ]] && experiments=(switch_latency table2_3080ti)
 
@@ -113,8 +121,11 @@ done
 
 export DVFSIM_RESULTS_DIR="$results" DVFSIM_FIGURES_DIR="$figures" DVFSIM_SOURCE_DIR="$ROOT"
 export PYDEVD_DISABLE_FILE_VALIDATION=1
+declare -A executed=()
 for e in "${experiments[@]}"; do
   nb="${notebook[$e]}"
+  [[ -n "${executed[$nb]:-}" ]] && continue  # one notebook may draw several experiments
+  executed[$nb]=1
   t0=$SECONDS
   if "$py" -m nbconvert --to notebook --execute --ExecutePreprocessor.timeout=600 \
        --ExecutePreprocessor.kernel_name=python3 --output-dir "$results/notebooks" \
