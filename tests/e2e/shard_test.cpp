@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -111,6 +112,28 @@ TEST(Shard, ThreeShardsByHandMergeToTheLocalResults) {
   const auto again = dvfsim("sweep " + dir + "/e.yaml --out " + dir + "/sharded --shard 2/3");
   EXPECT_EQ(again.exit_code, 0);
   EXPECT_NE(again.output.find("0 ran, 2 skipped"), std::string::npos) << again.output;
+}
+
+TEST(Shard, ShardsRunAtTheSameTimeInOneDirectory) {
+  // As array tasks do on a cluster: three processes, one output directory.
+  // None may lock the others out (a shard takes no whole-directory lock).
+  const std::string dir = scratch("concurrent");
+  spit(dir + "/e.yaml", six_runs());
+  std::string cmd;
+  for (int k = 1; k <= 3; ++k)
+    cmd += "(" + std::string(DVFSIM_EXE) + " sweep " + dir + "/e.yaml --out " + dir +
+           "/out --jobs 1 --no-progress --shard " + std::to_string(k) + "/3 > " + dir + "/log" +
+           std::to_string(k) + " 2>&1; echo $? > " + dir + "/rc" + std::to_string(k) + ") & ";
+  ASSERT_EQ(std::system((cmd + "wait").c_str()), 0);
+  for (int k = 1; k <= 3; ++k) {
+    const std::string rc = slurp(dir + "/rc" + std::to_string(k));
+    EXPECT_EQ(rc, "0\n") << "shard " << k << ": " << slurp(dir + "/log" + std::to_string(k));
+    EXPECT_NE(slurp(dir + "/log" + std::to_string(k)).find("2 ran, 0 skipped"), std::string::npos);
+  }
+  const auto merged = dvfsim("sweep " + dir + "/e.yaml --out " + dir + "/out --merge");
+  EXPECT_EQ(merged.exit_code, 0) << merged.output;
+  EXPECT_NE(merged.output.find("6 complete, 0 missing, 0 failed"), std::string::npos)
+      << merged.output;
 }
 
 TEST(Shard, MembershipDoesNotDependOnWhichRunsAreComplete) {
