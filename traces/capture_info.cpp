@@ -38,9 +38,17 @@ double parse_number(std::string_view s, const std::string& where) {
   double v = 0;
   while (!s.empty() && (s.back() == '\r' || s.back() == ' ')) s.remove_suffix(1);
   const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size())
+  if (ec != std::errc() || p != s.data() + s.size() || !std::isfinite(v))
     throw InputError(fmt::format("{}: not a number: '{}'", where, s));
   return v;
+}
+
+// A mean clock in MHz as an integer; InputError naming `where` unless in 0..100000.
+std::int32_t clock_mhz(double mhz, const std::string& where, std::string_view what) {
+  if (!(mhz >= 0 && mhz <= 100000))
+    throw InputError(
+        fmt::format("{}: {} {} MHz is not a clock in 0..100000 MHz", where, what, mhz));
+  return static_cast<std::int32_t>(std::lround(mhz));
 }
 
 // Time-weighted means of the SM and memory clock columns over `w`.
@@ -135,8 +143,8 @@ void load_capture_clocks(const std::string& trace_path, CaptureInfo& capture) {
   double sm_mhz = 0, mem_mhz = 0;
   if (root["mean_sm_mhz"].get(sm_mhz) == simdjson::SUCCESS) {
     if (root["mean_mem_mhz"].get(mem_mhz) != simdjson::SUCCESS) mem_mhz = 0;
-    capture.core_mhz = static_cast<std::int32_t>(std::lround(sm_mhz));
-    capture.memory_mhz = static_cast<std::int32_t>(std::lround(mem_mhz));
+    capture.core_mhz = clock_mhz(sm_mhz, measured_path, "mean_sm_mhz");
+    capture.memory_mhz = clock_mhz(mem_mhz, measured_path, "mean_mem_mhz");
     capture.clocks_source = fmt::format("{}: mean_sm_mhz", file_name(measured_path));
     return;
   }
@@ -148,8 +156,8 @@ void load_capture_clocks(const std::string& trace_path, CaptureInfo& capture) {
       step0["t0"].get(w.t0_s) != simdjson::SUCCESS || step0["t1"].get(w.t1_s) != simdjson::SUCCESS)
     throw InputError(fmt::format("{}: missing field 'steps[0].t0' / 'steps[0].t1'", measured_path));
   const auto [sm, mem] = mean_clocks_from_csv(csv_path, w);
-  capture.core_mhz = static_cast<std::int32_t>(std::lround(sm));
-  capture.memory_mhz = static_cast<std::int32_t>(std::lround(mem));
+  capture.core_mhz = clock_mhz(sm, csv_path, "time-weighted mean sm_MHz");
+  capture.memory_mhz = clock_mhz(mem, csv_path, "time-weighted mean mem_MHz");
   capture.clocks_source = fmt::format(
       "{}: time-weighted mean over {} steps[0] t0..t1 ({:.1f} MHz SM, {:.1f} MHz memory)",
       file_name(csv_path), file_name(measured_path), sm, mem);

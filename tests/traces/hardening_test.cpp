@@ -11,6 +11,7 @@
 
 #include "sim/error.h"
 #include "tests/traces/test_util.h"
+#include "traces/capture_info.h"
 #include "traces/instructions.h"
 #include "traces/kineto.h"
 #include "traces/native.h"
@@ -180,6 +181,29 @@ TEST(Hardening, SidecarCountsMustBeWholeNumbersInRange) {
                                   "t.ncu.csv");
   EXPECT_EQ(w.kernels[0].work.instructions, 100);
   EXPECT_EQ(w.kernels[0].work.instructions_source, InstructionSource::ncu);
+}
+
+TEST(Hardening, CaptureClocksOutsideAnyGpuRefused) {
+  // Found by fuzz_measurement: a sample of 198043201 MHz gave that mean clock.
+  test::TempDir dir;
+  dir.write("t.measured.json", R"({"steps": [{"t0": 0.5, "t1": 2.0}]})");
+  dir.write("t.nvml_samples.csv",
+            "t,sm_MHz,mem_MHz\n0,198043201,3201\n1,1700,3201\n2.5,1500,3201\n");
+  CaptureInfo c;
+  EXPECT_CONTAINS(error_of([&] { load_capture_clocks(dir.path("t.kineto.json"), c); }),
+                  "t.nvml_samples.csv: time-weighted mean sm_MHz 66015533.6");
+  dir.write("t.nvml_samples.csv", "t,sm_MHz,mem_MHz\n0,nan,3201\n1,1700,3201\n");
+  EXPECT_CONTAINS(error_of([&] { load_capture_clocks(dir.path("t.kineto.json"), c); }),
+                  "t.nvml_samples.csv:2: not a number: 'nan'");
+  dir.write("t.measured.json", R"({"mean_sm_mhz": -5})");
+  EXPECT_CONTAINS(error_of([&] { load_capture_clocks(dir.path("t.kineto.json"), c); }),
+                  "t.measured.json: mean_sm_mhz -5 MHz is not a clock in 0..100000 MHz");
+  // The window 0.5..2.0 s: 0.5 s at 1980 MHz, 1 s at 1700 MHz.
+  dir.write("t.measured.json", R"({"steps": [{"t0": 0.5, "t1": 2.0}]})");
+  dir.write("t.nvml_samples.csv", "t,sm_MHz,mem_MHz\n0,1980,3201\n1,1700,3201\n2.5,1500,3201\n");
+  load_capture_clocks(dir.path("t.kineto.json"), c);
+  EXPECT_EQ(c.core_mhz, 1793);  // (0.5 x 1980 + 1 x 1700) / 1.5 = 1793.3
+  EXPECT_EQ(c.memory_mhz, 3201);
 }
 
 TEST(Hardening, SpecialFilesRefusedAsTraces) {
