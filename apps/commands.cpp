@@ -6,6 +6,7 @@
 #include <cmath>
 #include <iostream>
 
+#include "apps/cli_values.h"
 #include "apps/files.h"
 #include "apps/outputs.h"
 #include "apps/runner.h"
@@ -82,11 +83,14 @@ void add_run(CLI::App& app, int& exit_code) {
   cmd->add_option("--baseline", o->spec.baseline, "Baseline policy, or none")
       ->capture_default_str();
   cmd->add_option("--seed", o->spec.seed, "Seed of the switch-latency draws")
+      ->check(unsigned_in(0, UINT64_MAX))
       ->capture_default_str();
   cmd->add_option("--out", o->out, "Output directory")->required();
   cmd->add_flag("--per-kernel", o->per_kernel,
                 "Print the chosen clocks per distinct kernel (name, class, phase)");
-  cmd->add_option("--rows", o->rows, "Rows of the per-kernel table")->capture_default_str();
+  cmd->add_option("--rows", o->rows, "Rows of the per-kernel table")
+      ->check(unsigned_in(1, 1'000'000))
+      ->capture_default_str();
   add_trace_options(cmd, o->spec.trace_options);
   cmd->callback([o, &exit_code] {
     o->spec.settings = parse_settings(o->sets);
@@ -283,6 +287,7 @@ void add_hw_validate(CLI::App& hw, int& exit_code) {
                   "Iterations the command ran (needed for a hw measure measurement.json)");
   cmd->add_option("--device", o->device, "Device name or YAML path")->capture_default_str();
   cmd->add_option("--tolerance", o->tolerance, "Largest accepted energy error, percent")
+      ->check(finite_in(0, 1000))
       ->capture_default_str();
   cmd->callback([o, &exit_code] {
     const ValidationReport r = validate_trace(o->trace, o->measured, o->device,

@@ -378,27 +378,44 @@ Experiment load_experiment(const std::string& path) {
 }
 
 std::vector<SweepPoint> expand_experiment(const Experiment& e) {
+  // The swept axes of each policy: its own lists replace the experiment-wide
+  // ones for a key. They do not depend on the trace or device.
+  using Axes = std::vector<std::pair<std::string, std::vector<std::string>>>;
+  std::vector<Axes> policy_axes;
+  double runs = 0;  // the size of the product, counted before it is built
+  for (const auto& ep : e.policies) {
+    const PolicyInfo& info = find_policy(ep.name);
+    Axes axes;
+    for (const auto& [key, vals] : e.set) {
+      if (!is_engine_setting(key) && !declares(info, key)) continue;  // not this policy's
+      const std::string& k = key;  // clang 14 cannot capture structured bindings
+      auto own =
+          std::find_if(ep.set.begin(), ep.set.end(), [&](auto& kv) { return kv.first == k; });
+      axes.emplace_back(key, own != ep.set.end() ? own->second : vals);
+    }
+    for (const auto& [key, vals] : ep.set) {
+      const std::string& k = key;
+      if (std::none_of(axes.begin(), axes.end(), [&](auto& kv) { return kv.first == k; }))
+        axes.emplace_back(key, vals);
+    }
+    double product = static_cast<double>(e.traces.size() * e.devices.size());
+    for (const auto& axis : axes) product *= static_cast<double>(axis.second.size());
+    runs += product;
+    policy_axes.push_back(std::move(axes));
+  }
+  if (runs > static_cast<double>(kMaxSweepRuns))
+    throw InputError(fmt::format(
+        "{}: the experiment has {:.0f} runs (traces x devices x policies x parameter values); "
+        "a sweep takes at most {}: split it into several experiments",
+        e.path, runs, kMaxSweepRuns));
+
   std::vector<SweepPoint> out;
   std::set<std::string> seen;
   for (const auto& trace : e.traces) {
     for (const auto& device : e.devices) {
-      for (const auto& ep : e.policies) {
-        const PolicyInfo& info = find_policy(ep.name);
-        // The policy's own lists replace the experiment-wide ones for a key.
-        std::vector<std::pair<std::string, std::vector<std::string>>> axes;
-        for (const auto& [key, vals] : e.set) {
-          if (!is_engine_setting(key) && !declares(info, key))
-            continue;                  // not this policy's: skipped
-          const std::string& k = key;  // clang 14 cannot capture structured bindings
-          auto own =
-              std::find_if(ep.set.begin(), ep.set.end(), [&](auto& kv) { return kv.first == k; });
-          axes.emplace_back(key, own != ep.set.end() ? own->second : vals);
-        }
-        for (const auto& [key, vals] : ep.set) {
-          const std::string& k = key;
-          if (std::none_of(axes.begin(), axes.end(), [&](auto& kv) { return kv.first == k; }))
-            axes.emplace_back(key, vals);
-        }
+      for (std::size_t pi = 0; pi < e.policies.size(); ++pi) {
+        const PolicyInfo& info = find_policy(e.policies[pi].name);
+        const Axes& axes = policy_axes[pi];
         std::vector<std::size_t> idx(axes.size(), 0);
         for (;;) {
           for (const std::uint64_t seed : e.seeds) {

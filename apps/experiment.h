@@ -37,6 +37,10 @@ struct Experiment {
 // Parses and checks an experiment file; InputError naming file, line and field.
 Experiment load_experiment(const std::string& path);
 
+// The most runs one sweep expands to (expand_experiment refuses more): far
+// beyond any useful sweep, small enough that the points fit in memory.
+inline constexpr std::size_t kMaxSweepRuns = 100'000;
+
 // One point of the product after the "undeclared parameter" rule.
 struct SweepPoint {
   std::string id;  // stable directory name under DIR/runs/

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "apps/files.h"
+#include "apps/output_dir.h"
 #include "apps/settings.h"
 #include "hw/plan.h"
 #include "sim/json.h"
@@ -361,6 +362,9 @@ std::string clock_plan_json(const RunSpec& spec, const Simulation& sim) {
 
 void write_run_outputs(const std::string& dir, const RunSpec& spec, const Simulation& sim) {
   make_output_dir(dir);
+  // The old summary.json goes first and the new one comes last: a run killed
+  // while it replaces another leaves no summary beside a mix of files.
+  prepare_run_directory(dir);
   const std::filesystem::path d(dir);
   write_file_atomic((d / "kernels.csv").string(), kernels_csv(sim));
   write_file_atomic((d / "timeline.csv").string(), timeline_csv(sim));

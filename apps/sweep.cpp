@@ -16,7 +16,9 @@
 #include <set>
 #include <thread>
 
+#include "apps/cli_values.h"
 #include "apps/files.h"
+#include "apps/output_dir.h"
 #include "apps/outputs.h"
 #include "apps/results_table.h"
 #include "apps/runner.h"
@@ -166,6 +168,15 @@ int run_sweep(const std::string& experiment_path, const SweepOptions& opts) {
     return 0;
   }
 
+  // One sweep per output directory: a second one would re-run and overwrite
+  // the first one's runs under it and mix two results.csv. Shards of one
+  // sweep share the directory by design (each writes only its own runs).
+  std::optional<DirectoryLock> out_lock;
+  if (!shard.active()) {
+    out_lock.emplace(out.string(),
+                     fmt::format("dvfsim sweep {} --out {}", experiment_path, opts.out));
+    remove_stale_temporaries(out.string());
+  }
   // Shards write only their own runs' files: no experiment.yaml, no results.csv.
   make_output_dir(runs_dir.string());
   if (!shard.active())
@@ -370,7 +381,8 @@ void add_sweep(CLI::App& app, int& exit_code) {
   cmd->add_option("EXPERIMENT", o->experiment, "Experiment YAML file (docs/experiments.md)")
       ->required();
   cmd->add_option("--out", o->o.out, "Output directory (results.csv, runs/<id>/)")->required();
-  cmd->add_option("--jobs,-j", o->o.jobs, "Parallel runs (default: hardware concurrency)");
+  cmd->add_option("--jobs,-j", o->o.jobs, "Parallel runs (default: hardware concurrency)")
+      ->check(unsigned_in(0, 1024));
   cmd->add_flag("--full-outputs", o->o.full_outputs,
                 "Also write timeline.csv and trace.json per run (slower, larger)");
   cmd->add_flag("--no-progress", o->no_progress, "No progress line on stderr");

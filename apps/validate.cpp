@@ -53,7 +53,7 @@ MeasuredStep read_measured(const std::string& path, int iterations) {
     int64_t n = 0;
     if (s0["dt_s"].get(dt) != simdjson::SUCCESS)
       throw InputError(fmt::format("{}: field 'steps[0].dt_s' missing or not a number", path));
-    if (s0["steps"].get(n) != simdjson::SUCCESS || n <= 0)
+    if (s0["steps"].get(n) != simdjson::SUCCESS || n <= 0 || n > INT32_MAX)
       throw InputError(
           fmt::format("{}: field 'steps[0].steps' missing or not a positive integer", path));
     int64_t mj_int = 0;
@@ -70,6 +70,9 @@ MeasuredStep read_measured(const std::string& path, int iterations) {
   if (m.time_per_step_s <= 0 || m.energy_per_step_j <= 0)
     throw InputError(fmt::format("{}: time and energy per step must be > 0", path));
   m.mean_power_w = m.energy_per_step_j / m.time_per_step_s;
+  if (!std::isfinite(m.mean_power_w))
+    throw InputError(fmt::format("{}: {} J in {} s per step is no finite power", path,
+                                 m.energy_per_step_j, m.time_per_step_s));
   return m;
 }
 

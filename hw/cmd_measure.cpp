@@ -32,7 +32,9 @@ int64_t steady_ns(SteadyTime time) {
 }
 
 int run_measure(const MeasureOptions& options) {
-  if (options.interval_ms < 1) throw InputError("--interval-ms must be at least 1");
+  if (options.interval_ms < 1 || options.interval_ms > 3'600'000)
+    throw InputError(fmt::format("--interval-ms {}: expected a whole number of ms in [1, 3600000]",
+                                 options.interval_ms));
   if (options.command.empty()) throw InputError("no command given (use: -- COMMAND...)");
   std::filesystem::create_directories(options.out_dir);
 
