@@ -1,5 +1,5 @@
 // dvfsim: the command-line program. Parses, wires, prints; the work happens in
-// the libraries (DESIGN.md, "Command line").
+// the libraries (docs/design.md, "Command line").
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>

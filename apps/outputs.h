@@ -1,5 +1,5 @@
 #pragma once
-// The files `dvfsim run --out DIR` writes (DESIGN.md, "Command line"):
+// The files `dvfsim run --out DIR` writes (docs/design.md, "Command line"):
 // summary.json, kernels.csv, timeline.csv, clock_switches.csv, trace.json,
 // manifest.json; all written atomically.
 #include <iosfwd>

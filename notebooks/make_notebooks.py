@@ -255,7 +255,7 @@ NOTEBOOKS["03-switch-latency.ipynb"] = notebook([
 
     Experiment `experiments/switch_latency.yaml`: every clock switch takes
     `switch_latency_us` (1 µs to 200 ms); the old clocks hold until the
-    switch lands (DESIGN.md, semantics 5). Policies use objective `waste`
+    switch lands (docs/design.md, semantics 5). Policies use objective `waste`
     with no slowdown allowed; savings and slowdowns are against `native`.
     """),
     setup("switch_latency"),

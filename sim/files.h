@@ -1,6 +1,6 @@
 #pragma once
 // Whole-file input and atomic output, shared by every part of dvfsim that
-// writes results (DESIGN.md: outputs are written atomically).
+// writes results (docs/design.md: outputs are written atomically).
 #include <string>
 #include <string_view>
 

@@ -1,5 +1,5 @@
 #pragma once
-// The interface DVFS policies implement (DESIGN.md, "Policies"). The engine
+// The interface DVFS policies implement (docs/design.md, "Policies"). The engine
 // calls a policy when a kernel is about to start, when it ends, and on timers
 // the policy asks for; the policy answers with clock requests, which go through
 // the engine's switch model like any real request.

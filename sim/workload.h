@@ -1,6 +1,6 @@
 #pragma once
 // The workload data model: kernels with their measured work, the host timeline
-// they were launched from, and the dependencies between them (DESIGN.md, "Data
+// they were launched from, and the dependencies between them (docs/design.md, "Data
 // model"). Plain data; readers in traces/ fill it, the engine replays it.
 #include <cstdint>
 #include <optional>
@@ -53,7 +53,7 @@ struct Work {
   double dram_bytes = 0.0;       // bytes read + written in device memory
   WorkSource source = WorkSource::fallback;
   // Warp instructions executed on the SMs (all pipes). Drives the SIMT term
-  // of the power model (DESIGN.md, "Models").
+  // of the power model (docs/design.md, "Models").
   double instructions = 0.0;
   InstructionSource instructions_source = InstructionSource::estimated;
 };
