@@ -19,6 +19,11 @@
 namespace dvfsim {
 namespace {
 
+// Replays of a tightened plan before giving up on it (the default clocks):
+// each replay's overshoot tightens the next plan's budget
+// (plan::tightening_ns), and the shipped traces meet the budget by the second.
+constexpr int kReplayChecks = 4;
+
 class KernelOracle final : public Policy {
  public:
   explicit KernelOracle(const Params& p)
@@ -46,7 +51,7 @@ class KernelOracle final : public Policy {
         }());
     const double budget = objective_.budget(ref);
     pairs_.clear();
-    for (int attempt = 0; attempt < 4; ++attempt) {
+    for (int attempt = 0; attempt < kReplayChecks; ++attempt) {
       std::vector<Clocks> pairs = plan::plan_kernels(in).pairs;
       if (!objective_.time_bounded()) {
         pairs_ = std::move(pairs);
@@ -58,7 +63,7 @@ class KernelOracle final : public Policy {
         pairs_ = std::move(pairs);
         break;
       }
-      in.extra_tighten_ns += 1.5 * (t - budget) + 1e-5 * budget;
+      in.extra_tighten_ns += plan::tightening_ns(t - budget, budget);
     }
   }
 

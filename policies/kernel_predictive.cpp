@@ -30,9 +30,7 @@ class KernelPredictive final : public plan::LearnThenFollow {
     const auto& seq = learner_.sequence();
     const Device& d = ctx.device();
     plan::KernelPlanInput in;
-    in.device = &d;
-    in.latency = &ctx.latency();
-    in.power = &ctx.power();
+    in.gpu = plan::gpu_model(ctx);
     in.kernels = plan::items_from(seq);
     // The firmware now: the cap is the effective core clock when it is below
     // the default clock (the policy has not set any clocks yet).

@@ -46,8 +46,7 @@ struct Dp {
   std::vector<std::int32_t> cand;  // grid indices
   std::vector<double> gap;         // per position
   double lmin_ns = 0;
-  double stall_ns = 0;
-  double stall_w = 0;
+  plan::StallCharge stall;
   const Device* dev = nullptr;
 
   DpResult run(double lambda) const {
@@ -66,7 +65,7 @@ struct Dp {
         D[(k + 1) * P + j] = d;
       }
     }
-    const double sw_mem = stall_ns * (lambda + stall_w * 1e-9);
+    const double sw_mem = lambda * stall.time_ns(1) + stall.energy_j(1);
     const double sw_core = 1e-12;  // prefer fewer switches on ties
     std::vector<double> f((n + 1) * P, kInf), g((n + 1) * P, kInf);
     std::vector<std::int32_t> arg_a((n + 1) * P, 0), arg_q((n + 1) * P, -1);
@@ -167,8 +166,8 @@ struct Dp {
                        t.grid.pairs[static_cast<std::size_t>(r.pair_of_pos[k - 1])].memory_mhz)
         ++mem_sw;
     }
-    r.time += static_cast<double>(mem_sw) * stall_ns;
-    r.energy += static_cast<double>(mem_sw) * stall_ns * stall_w * 1e-9;
+    r.time += stall.time_ns(mem_sw);
+    r.energy += stall.energy_j(mem_sw);
     return r;
   }
 };
@@ -197,7 +196,7 @@ class LatencyAware final : public plan::LearnThenFollow {
     start.stall_ns = ctx.expected_memory_stall_ns();
     const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
     const plan::Emulation em0 =
-        plan::emulate(d, ctx.latency(), ctx.power(), items, std::vector<Clocks>(n, def), start);
+        plan::emulate(plan::gpu_model(ctx), items, std::vector<Clocks>(n, def), start);
     // Switches whose latency is random land a random moment early or late:
     // hold back margin_pct of the budget for that (none when the latency is
     // fixed, e.g. --set switch_latency_us, or zero).
@@ -246,8 +245,7 @@ class LatencyAware final : public plan::LearnThenFollow {
       dp.tb = &tb;
       dp.dev = &d;
       dp.lmin_ns = mode.lmin;
-      dp.stall_ns = mode.stall;
-      dp.stall_w = plan::idle_power_w(ctx.power(), def);
+      dp.stall = {mode.stall, plan::idle_power_w(ctx.power(), def)};
       dp.gap.resize(n);
       for (std::size_t i = 0; i < n; ++i) dp.gap[i] = items[i].gap_ns;
       // Candidates: the pairs most often on the positions' hulls.
@@ -270,7 +268,7 @@ class LatencyAware final : public plan::LearnThenFollow {
       dp.cand = order;
 
       double tighten = 0;
-      for (int round = 0; round < 4; ++round) {
+      for (int round = 0; round < plan::kTighteningRounds; ++round) {
         DpResult sol;
         double dual = -kInf, lam = 0;
         int iters = 0;
@@ -322,8 +320,7 @@ class LatencyAware final : public plan::LearnThenFollow {
         std::vector<Clocks> pairs(n);
         for (std::size_t i = 0; i < n; ++i)
           pairs[i] = tb.grid.pairs[static_cast<std::size_t>(sol.pair_of_pos[i])];
-        const plan::Emulation em =
-            plan::emulate(d, ctx.latency(), ctx.power(), items, pairs, start);
+        const plan::Emulation em = plan::emulate(plan::gpu_model(ctx), items, pairs, start);
         const bool feasible = !(em.time_ns > budget);
         const double score = objective_.score(em.energy_j, em.time_ns);
         if (feasible && score < best_score) {
@@ -343,7 +340,7 @@ class LatencyAware final : public plan::LearnThenFollow {
           rep.gap_pct = sol.energy > 0 ? 100.0 * rep.gap_j / sol.energy : 0.0;
         }
         if (feasible || !objective_.time_bounded()) break;
-        tighten += 1.5 * (em.time_ns - budget) + 1e-5 * budget;
+        tighten += plan::tightening_ns(em.time_ns - budget, budget);
       }
     }
     rep.policy = "latency-aware";

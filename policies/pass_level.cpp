@@ -74,9 +74,7 @@ class PassLevel final : public Policy {
       group_of[i] = static_cast<std::uint32_t>(g);
     }
     plan::KernelPlanInput in;
-    in.device = &d;
-    in.latency = &ctx.latency();
-    in.power = &ctx.power();
+    in.gpu = plan::gpu_model(ctx);
     in.kernels = plan::items_from(seq);
     in.group_of_kernel = group_of;
     in.groups = phases.size();

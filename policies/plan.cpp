@@ -87,10 +87,8 @@ Tables build_tables(const Device& d, const LatencyModel& lat, const PowerModel& 
           erow[p] = erow[last_fit];
           continue;
         }
-        const Clocks& c = g.pairs[p];
-        const double tm = std::max(1.0, lat.duration_ns(it.cost, c));
-        const Utilisation u = lat.utilisation(it.cost, c, tm);
-        const double pw = pow.power_w(u, c);
+        const KernelAtClocks k = kernel_at(lat, pow, it.cost, g.pairs[p]);
+        const double tm = k.duration_ns, pw = k.power_w;
         if (opt.cap_w > 0 && pw > opt.cap_w && p > b) {
           // The firmware holds the core at the highest clock that fits.
           capped = true;
@@ -153,98 +151,63 @@ Grouping group_identical(const std::vector<ItemSpec>& kernels) {
 
 // ------------------------------------------------------------------ firmware
 
-namespace {
-Clocks clocks_at(const Device& d, std::int32_t core_mhz, const Clocks& mem) {
-  Clocks c = mem;
-  c.core_mhz = core_mhz;
-  c.core_idx = static_cast<std::int16_t>(d.core_index(core_mhz));
-  return c;
+GpuModel gpu_model(const PolicyContext& ctx) {
+  return GpuModel{&ctx.device(), &ctx.latency(), &ctx.power(), ctx.governor()};
 }
-}  // namespace
 
-Emulation emulate(const Device& d, const LatencyModel& lat, const PowerModel& pow,
-                  const std::vector<ItemSpec>& kernels, const std::vector<Clocks>& pairs,
-                  const EmulationStart& start) {
+Emulation emulate(const GpuModel& m, const std::vector<ItemSpec>& kernels,
+                  const std::vector<Clocks>& pairs, const EmulationStart& start) {
   Emulation em;
   const std::size_t n = kernels.size();
   em.cap_mhz.resize(n);
   em.time_of_step.resize(n);
   if (n == 0) return em;
-  const bool capping = d.power_limit_w > 0 && d.governor.given();
-  const std::unique_ptr<Governor> firmware = capping ? make_governor(d, pow) : nullptr;
-  const double period = capping ? std::max(1.0, static_cast<double>(firmware->period_ns()))
-                                : std::numeric_limits<double>::infinity();
-  std::int32_t cap = start.cap_mhz > 0 ? start.cap_mhz : d.max_core_mhz();
-  if (start.cap_mhz <= 0 && capping) {
+  const Device& d = *m.device;
+  // The engine's GPU with switches that land at once, each memory switch
+  // charged the stall the engine expects.
+  TimelineConfig cfg;
+  cfg.memory_stall_ns = static_cast<std::int64_t>(
+      std::llround(start.stall_ns >= 0 ? start.stall_ns : d.memory_switch_stall_us * 1e3));
+  cfg.stall_within_switch = false;
+  cfg.record_switches = false;
+  GpuTimeline tl(m, cfg);
+  if (start.cap_mhz > 0) {
+    tl.set_cap(start.cap_mhz);
+  } else {
     // The engine's warm-up: the steady cap for the whole run at the first clocks.
-    for (int round = 0; round < 8; ++round) {
-      const Clocks c = clocks_at(d, std::min(start.warm_pair.core_mhz, cap), start.warm_pair);
-      Utilisation acc;  // acc.busy: kernel time (a running kernel has busy 1)
-      double gaps = 0;
-      for (std::size_t i = 0; i < n; ++i) {
-        const double t = lat.duration_ns(kernels[i].cost, c);
-        acc.add(lat.utilisation(kernels[i].cost, c, t), t);
-        if (i + 1 < n) gaps += kernels[i].gap_ns;
-      }
-      const double total = acc.busy + gaps;
-      if (total <= 0) break;
-      const std::int32_t nc = firmware->cap_core_mhz(acc.per(total), c, d.max_core_mhz());
-      if (nc == cap) break;
-      cap = nc;
+    const Clocks& w = start.warm_pair.core_mhz > 0 ? start.warm_pair : pairs[0];
+    tl.set_clocks_now(w.core_mhz, w.memory_mhz);
+    std::vector<KernelCost> costs(n);
+    std::vector<double> gaps(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      costs[i] = kernels[i].cost;
+      gaps[i] = kernels[i].gap_ns;
     }
+    tl.warm_firmware(costs, gaps);
   }
-  if (!capping) cap = d.max_core_mhz();
-  double t = 0, next_tick = start.first_tick_ns >= 0 ? start.first_tick_ns : period;
-  Utilisation acc;
-  Clocks eff = clocks_at(d, std::min(pairs[0].core_mhz, cap), pairs[0]);
-  auto tick = [&]() {
-    const Utilisation avg = acc.per(period);
-    acc = {};
-    next_tick += period;
-    if (capping) cap = firmware->cap_core_mhz(avg, eff, cap);
-  };
-  // Idle (u = 0) at `pair` (capped) for `dur` ns.
-  auto idle = [&](const Clocks& pair, double dur) {
-    while (dur > 0) {
-      eff = clocks_at(d, std::min(pair.core_mhz, cap), pair);
-      const double step = std::min(dur, next_tick - t);
-      em.energy_j += pow.power_w(Utilisation{}, eff) * step * 1e-9;
-      t += step;
-      dur -= step;
-      if (t >= next_tick) tick();
-    }
-  };
-  const double stall_ns = start.stall_ns >= 0 ? start.stall_ns : d.memory_switch_stall_us * 1e3;
+  const Clocks& from = start.from.memory_mhz != 0 ? start.from : pairs[0];
+  tl.set_clocks_now(from.core_mhz, from.memory_mhz);
+  tl.start(0, start.first_tick_ns >= 0
+                  ? static_cast<std::int64_t>(std::llround(start.first_tick_ns))
+                  : -1);
+  FinishedKernel done;
   for (std::size_t i = 0; i < n; ++i) {
     const Clocks& pair = pairs[i];
-    const std::int32_t prev_mem = i > 0 ? pairs[i - 1].memory_mhz : start.from.memory_mhz;
-    if (prev_mem != 0 && pair.memory_mhz != prev_mem) {
-      ++em.memory_switches;
-      idle(pair, stall_ns);
+    if (!(tl.wanted() == pair)) tl.request(pair.core_mhz, pair.memory_mhz);
+    tl.fire_due_events();  // lands at once; a memory switch starts its stall
+    if (tl.stalled()) tl.advance(tl.stall_end_ns(), &done);
+    em.cap_mhz[i] = tl.cap_mhz();
+    const std::int64_t begin = tl.now();
+    tl.begin_kernel(kernels[i].cost, kernels[i].time_scale, static_cast<std::int32_t>(i));
+    while (!tl.advance(GpuTimeline::kNever, &done)) {
     }
-    em.cap_mhz[i] = cap;
-    const double begin = t;
-    double remaining = 1.0;
-    for (;;) {
-      eff = clocks_at(d, std::min(pair.core_mhz, cap), pair);
-      const double model = std::max(1.0, lat.duration_ns(kernels[i].cost, eff));
-      const double full = model * kernels[i].time_scale;
-      const Utilisation u = lat.utilisation(kernels[i].cost, eff, model);
-      const double p = pow.power_w(u, eff);
-      const double end = t + remaining * full;
-      const double stop = std::min(end, next_tick);
-      const double dt = stop - t;
-      em.energy_j += p * dt * 1e-9;
-      acc.add(u, dt);
-      t = stop;
-      if (end <= next_tick) break;
-      remaining -= dt / full;
-      tick();
-    }
-    em.time_of_step[i] = t - begin;
-    if (i + 1 < n) idle(pair, kernels[i].gap_ns);
+    em.time_of_step[i] = static_cast<double>(tl.now() - begin);
+    if (i + 1 < n)
+      tl.advance(tl.now() + static_cast<std::int64_t>(std::llround(kernels[i].gap_ns)), &done);
   }
-  em.time_ns = t;
+  em.time_ns = static_cast<double>(tl.now());
+  em.energy_j = tl.energy_j();
+  em.memory_switches = tl.memory_switches();
   return em;
 }
 
@@ -645,9 +608,9 @@ Plan plan_steps(const PlanInput& in) {
     for (auto i : in.sequence) ref += tb.t(i, def);
   }
   const double budget_total = in.objective.budget(ref);
-  const double stall_ns =
-      in.memory_stall_ns >= 0 ? in.memory_stall_ns : d.memory_switch_stall_us * 1e3;
-  const double stall_w = idle_power_w(*in.power, g.pairs[def]);
+  const StallCharge stall{
+      in.memory_stall_ns >= 0 ? in.memory_stall_ns : d.memory_switch_stall_us * 1e3,
+      idle_power_w(*in.power, g.pairs[def])};
 
   struct Mode {
     std::string name;
@@ -676,7 +639,7 @@ Plan plan_steps(const PlanInput& in) {
     double reserve = 0;
     Plan cand;
     Solution sol;
-    for (int round = 0; round < 4; ++round) {
+    for (int round = 0; round < kStallReserveRounds; ++round) {
       std::vector<std::int32_t> pairs(steps, defp);
       std::vector<double> times(steps, 0.0);
       double kt = 0, ke = 0;
@@ -726,9 +689,9 @@ Plan plan_steps(const PlanInput& in) {
       cand.time_of_step = std::move(times);
       cand.memory_switches =
           mode.mask.empty() ? memory_changes(g, cand.pair_of_step, in.cyclic) : 0;
-      const double st = static_cast<double>(cand.memory_switches) * stall_ns;
+      const double st = stall.time_ns(cand.memory_switches);
       cand.time_ns = in.time_offset_ns + kt + st;
-      cand.energy_j = ke + st * stall_w * 1e-9;
+      cand.energy_j = ke + stall.energy_j(cand.memory_switches);
       if (in.aggregation != Aggregation::global || !in.objective.time_bounded() ||
           cand.time_ns <= budget_total || st <= reserve)
         break;
@@ -771,13 +734,13 @@ Plan plan_steps(const PlanInput& in) {
 
 KernelPlan plan_kernels(const KernelPlanInput& in) {
   const auto started = std::chrono::steady_clock::now();
-  const Device& d = *in.device;
+  const Device& d = *in.gpu.device;
   const std::size_t n = in.kernels.size();
   const bool grouped = !in.group_of_kernel.empty();
   KernelPlan best;
   const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
   const std::vector<Clocks> defaults(n, def);
-  const Emulation em0 = emulate(d, *in.latency, *in.power, in.kernels, defaults, in.start);
+  const Emulation em0 = emulate(in.gpu, in.kernels, defaults, in.start);
   const Objective& obj = in.plan.objective;
   best.reference_ns = em0.time_ns;
   best.reference_energy_j = em0.energy_j;
@@ -805,17 +768,17 @@ KernelPlan plan_kernels(const KernelPlanInput& in) {
     Tables tb;
     PlanInput p = in.plan;
     p.memory_stall_ns = in.start.stall_ns;
-    p.device = in.device;
-    p.power = in.power;
+    p.device = in.gpu.device;
+    p.power = in.gpu.power;
     if (grouped) {
       const Tables per_kernel =
-          build_tables(d, *in.latency, *in.power, items, default_table_options(d));
+          build_tables(d, *in.gpu.latency, *in.gpu.power, items, default_table_options(d));
       tb = group_tables(per_kernel, in.group_of_kernel, in.groups);
       p.sequence.clear();
       for (std::uint32_t g = 0; g < in.groups; ++g) p.sequence.push_back(g);
     } else {
       const Grouping g = group_identical(items);
-      tb = build_tables(d, *in.latency, *in.power, g.items, default_table_options(d));
+      tb = build_tables(d, *in.gpu.latency, *in.gpu.power, g.items, default_table_options(d));
       p.sequence = g.item_of;
     }
     p.tables = &tb;
@@ -833,7 +796,7 @@ KernelPlan plan_kernels(const KernelPlanInput& in) {
     for (std::size_t i = 0; i < n; ++i)
       pairs[i] = tb.grid.pairs[static_cast<std::size_t>(
           pl.pair_of_step[grouped ? in.group_of_kernel[i] : i])];
-    Emulation em = emulate(d, *in.latency, *in.power, in.kernels, pairs, in.start);
+    Emulation em = emulate(in.gpu, in.kernels, pairs, in.start);
     const bool feasible = !(em.time_ns > best.budget_ns);
     const double score = obj.score(em.energy_j, em.time_ns);
     if (feasible && score < best_score) {
@@ -854,7 +817,7 @@ KernelPlan plan_kernels(const KernelPlanInput& in) {
       if (em.cap_mhz == caps) break;  // fixed point: the next round would repeat this one
       caps = em.cap_mhz;
     } else {
-      tighten += 1.5 * (em.time_ns - best.budget_ns) + 1e-5 * best.budget_ns;
+      tighten += tightening_ns(em.time_ns - best.budget_ns, best.budget_ns);
       for (std::size_t i = 0; i < n; ++i) caps[i] = std::min(caps[i], em.cap_mhz[i]);
     }
   }
@@ -878,9 +841,7 @@ KernelPlanInput whole_run_input(const PolicyContext& ctx) {
   const RunResult* base = ctx.baseline();
   if (base && base->kernels.size() != n) base = nullptr;
   KernelPlanInput in;
-  in.device = &ctx.device();
-  in.latency = &ctx.latency();
-  in.power = &ctx.power();
+  in.gpu = gpu_model(ctx);
   in.kernels.resize(n);
   for (std::size_t k = 0; k < n; ++k) {
     in.kernels[k].cost = ctx.costs()[k];
@@ -924,16 +885,16 @@ class PlanPolicy final : public Policy {
 }  // namespace
 
 RunResult replay_plan(const PolicyContext& ctx, const std::vector<Clocks>* pairs) {
-  const std::unique_ptr<Governor> gov = make_governor(ctx.device(), ctx.power());
   EngineInputs in;
   in.workload = &ctx.workload();
   in.device = &ctx.device();
   in.latency = &ctx.latency();
   in.power = &ctx.power();
-  in.governor = gov.get();
+  in.governor = ctx.governor();
   in.costs = &ctx.costs();
   EngineConfig cfg;
   cfg.record_timeline = false;
+  cfg.power_cap = in.governor != nullptr;
   cfg.switch_latency_override_us = ctx.expected_core_switch_ns() * 1e-3;
   PlanPolicy p(pairs);
   return replay(in, p, cfg);
@@ -1055,7 +1016,7 @@ void SequenceLearner::on_end(PolicyContext& ctx, std::uint32_t kernel) {
   Observed& o = seq_.back();
   o.end_ns = ctx.now_ns();
   const double model = ctx.latency().duration_ns(o.cost, o.clocks);
-  o.scale = model > 0 ? std::clamp(o.measured_ns() / model, 0.5, 2.0) : 1.0;
+  o.scale = model > 0 ? std::clamp(o.measured_ns() / model, kMinTimeScale, kMaxTimeScale) : 1.0;
 }
 
 double SequenceLearner::busy_ns() const {
@@ -1125,7 +1086,7 @@ void Switcher::schedule(PolicyContext& ctx, std::int64_t ended_ns) {
       const double lead = lead_ns(ctx, prev, s.pair);
       // A switch that lands (almost) at once is best requested when its
       // kernel starts: an early one would land inside a late-running kernel.
-      if (lead <= 1000.0) return;
+      if (lead <= kImmediateSwitchNs) return;
       const double issue = t - lead;
       if (issue <= now + 0.5) {
         ctx.request(s.pair.core_mhz, s.pair.memory_mhz);

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "policies/objective.h"
+#include "sim/gpu_timeline.h"
 #include "sim/models.h"
 #include "sim/policy.h"
 #include "sim/result.h"
@@ -93,11 +94,11 @@ Grouping group_identical(const std::vector<ItemSpec>& kernels);
 
 // ---------------------------------------------------------------- firmware
 
-// A replay of a planned sequence through the latency model, the power model
-// and the governor rule, as the engine would run it with zero switch latency:
-// kernels back to back with their gaps, memory-clock changes stalling the GPU
-// (Device::memory_switch_stall_us), the cap updated every period. It predicts
-// the cap each kernel will meet, and the plan's time and energy.
+// A planned sequence run on the engine's own GPU model (sim/gpu_timeline.h)
+// with switches that land at once: kernels back to back with their gaps, each
+// memory-clock change stalling the GPU for the stall the engine expects, the
+// firmware cap updated every governor period. It predicts the cap each kernel
+// will meet, and the plan's time and energy.
 struct Emulation {
   std::vector<std::int32_t> cap_mhz;  // cap in force when each kernel starts
   std::vector<double> time_of_step;   // kernel durations (ns)
@@ -117,9 +118,10 @@ struct EmulationStart {
   // settings and never exceeds the switch latency).
   double stall_ns = -1.0;
 };
-Emulation emulate(const Device& d, const LatencyModel& lat, const PowerModel& pow,
-                  const std::vector<ItemSpec>& kernels, const std::vector<Clocks>& pairs,
-                  const EmulationStart& start);
+Emulation emulate(const GpuModel& m, const std::vector<ItemSpec>& kernels,
+                  const std::vector<Clocks>& pairs, const EmulationStart& start);
+// The simulated GPU a policy runs on (its models and firmware), for emulate().
+GpuModel gpu_model(const PolicyContext& ctx);
 
 // ---------------------------------------------------------------- hulls
 
@@ -214,6 +216,27 @@ void note(const std::string& line);
 
 // ---------------------------------------------------------------- kernel plans
 
+// Budget tightening after a plan missed its budget in emulation or replay:
+// the next round's knapsack budget shrinks by kOvershootTightening x the
+// overshoot (the knapsack's separable time model misses part of what the
+// emulation sees, the firmware cap and stalls, so taking off the overshoot
+// alone tends to miss again) plus kBudgetTighteningFloor x the budget (so
+// that an overshoot of a few ns still moves the plan).
+inline constexpr double kOvershootTightening = 1.5;
+inline constexpr double kBudgetTighteningFloor = 1e-5;
+inline double tightening_ns(double overshoot_ns, double budget_ns) {
+  return kOvershootTightening * overshoot_ns + kBudgetTighteningFloor * budget_ns;
+}
+// Rounds of plan_kernels: solve with the caps the emulation predicts, emulate,
+// repeat until the caps are a fixed point. The shipped traces settle in 2-5
+// rounds; the bound stops a plan whose caps oscillate.
+inline constexpr int kCapRounds = 16;
+// Re-solves of plan_steps with the memory-switch stalls taken out of the
+// budget, and of the online planners' tightening: each round removes most
+// of the overshoot, so a few suffice; more only cost solve time.
+inline constexpr int kStallReserveRounds = 4;
+inline constexpr int kTighteningRounds = 4;
+
 // How a per-kernel plan may use the memory clock. A memory switch stalls the
 // GPU (Device::memory_switch_stall_us), which the separable knapsack cannot
 // see: `per-kernel` ignores it (the published method), `fixed` keeps one
@@ -279,9 +302,7 @@ Plan plan_steps(const PlanInput& in);
 // The best plan whose emulated time meets the budget is kept — the default
 // clocks when none does.
 struct KernelPlanInput {
-  const Device* device = nullptr;
-  const LatencyModel* latency = nullptr;
-  const PowerModel* power = nullptr;
+  GpuModel gpu;                   // the simulated GPU (gpu_model(ctx))
   std::vector<ItemSpec> kernels;  // one per kernel, launch order, count 1
   // Optional: kernels of one group share one pair (pass-level); groups are
   // numbered in order of first appearance.
@@ -289,7 +310,7 @@ struct KernelPlanInput {
   std::size_t groups = 0;
   EmulationStart start;           // firmware state when the plan starts
   PlanInput plan;                 // objective, aggregation, memory, cyclic, policy, what
-  int rounds = 16;                // at most
+  int rounds = kCapRounds;        // at most
   double extra_tighten_ns = 0.0;  // taken off the knapsack budget from the start
 };
 struct KernelPlan {
@@ -306,7 +327,7 @@ KernelPlan plan_kernels(const KernelPlanInput& in);
 // The whole run as an oracle sees it before it starts: every kernel's cost
 // and the idle gap after each (from the baseline run, else from the trace);
 // the firmware warmed up at the default clocks (the policy sets no clocks in
-// begin()). Fills device, models, kernels, start and plan.cyclic.
+// begin()). Fills gpu, kernels, start and plan.cyclic.
 KernelPlanInput whole_run_input(const PolicyContext& ctx);
 
 // Oracles only (it replays the whole run): the run under a per-kernel plan
@@ -344,6 +365,13 @@ struct Observed {
 // iterations position by position, checking every launched kernel against the
 // learned sequence (name and launch configuration) and re-synchronising
 // within a window when the sequence deviates.
+// The measured / modelled duration ratio a profiling kernel may teach: a
+// kernel measured at less than half or more than twice its modelled time was
+// disturbed (a switch or a stall landed inside it, the cap moved), and the
+// ratio would mislead every later plan of that position.
+inline constexpr double kMinTimeScale = 0.5;
+inline constexpr double kMaxTimeScale = 2.0;
+
 class SequenceLearner {
  public:
   void on_start(PolicyContext& ctx, std::uint32_t kernel);
@@ -383,6 +411,12 @@ std::vector<ItemSpec> items_from(const std::vector<Observed>& seq);
 // the planned durations and observed gaps, via set_timer or the end of an
 // earlier kernel; it lands on time when the prediction holds. Without
 // `early`, each change is requested when its kernel starts.
+// A switch whose expected latency is at most this lands (almost) at once: it
+// is requested when its kernel starts, since an early request would land
+// inside the kernel before, if that one runs late (1 us: far below any
+// kernel-to-kernel stretch, far above the zero of --set switch_latency_us=0).
+inline constexpr double kImmediateSwitchNs = 1000.0;
+
 class Switcher {
  public:
   struct Step {
@@ -416,6 +450,16 @@ class Switcher {
 
 // Context-idle power at a pair.
 double idle_power_w(const PowerModel& pow, const Clocks& c);
+
+// What the solvers charge for memory switches, which their separable cost
+// models cannot see: each stalls the GPU for `ns` at context-idle power `w`
+// (the engine's stall, sim/gpu_timeline.h; emulate() checks the plan on it).
+struct StallCharge {
+  double ns = 0.0;
+  double w = 0.0;
+  double time_ns(std::int64_t switches) const { return static_cast<double>(switches) * ns; }
+  double energy_j(std::int64_t switches) const { return time_ns(switches) * w * 1e-9; }
+};
 
 // An online policy that learns the kernel sequence during a profiling
 // iteration (SequenceLearner), makes its plan once when the sequence is known,

@@ -30,8 +30,7 @@ class StaticBest final : public Policy {
     auto run_at = [&](const Clocks& c) {
       plan::EmulationStart st;
       st.warm_pair = c;
-      return plan::emulate(d, ctx.latency(), ctx.power(), in.kernels, std::vector<Clocks>(n, c),
-                           st);
+      return plan::emulate(in.gpu, in.kernels, std::vector<Clocks>(n, c), st);
     };
     const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
     const plan::Emulation ref = run_at(def);

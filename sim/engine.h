@@ -1,14 +1,15 @@
 #pragma once
-// The discrete-event replay (DESIGN.md, "Semantics"). One GPU executes the
-// workload's kernels one at a time in host launch order; kernels become ready at
-// their host launch time shifted by the delay the simulated GPU imposed on the
-// host through synchronising calls; clocks change only through the switch model
-// (policy requests) and the firmware's power cap; energy is integrated exactly
-// over piecewise-constant power.
+// The discrete-event replay (docs/simulation.md, "Semantics"). The engine
+// drives one simulated GPU (sim/gpu_timeline.h: clocks, switches, stalls,
+// firmware cap, energy) with the workload's kernels in host launch order;
+// kernels become ready at their host launch time shifted by the delay the
+// simulated GPU imposed on the host through synchronising calls; clocks change
+// only through the switch model (policy requests) and the firmware's power cap.
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "sim/gpu_timeline.h"
 #include "sim/models.h"
 #include "sim/policy.h"
 #include "sim/result.h"
@@ -44,9 +45,5 @@ struct EngineInputs {
 };
 
 RunResult replay(const EngineInputs& in, Policy& policy, const EngineConfig& cfg);
-
-// Draws one switch latency in ns from a distribution.
-class Rng;
-double draw_latency_ns(const LatencyDistribution& d, Rng& rng);
 
 }  // namespace dvfsim

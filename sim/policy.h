@@ -44,6 +44,8 @@ class PolicyContext {
   virtual const std::vector<KernelCost>& costs() const = 0;
   virtual const LatencyModel& latency() const = 0;
   virtual const PowerModel& power() const = 0;
+  // The firmware that caps the core clock (nullptr when the cap is off).
+  virtual const Governor* governor() const = 0;
   // The baseline run on the same device and trace, when there is one.
   virtual const RunResult* baseline() const = 0;
 };

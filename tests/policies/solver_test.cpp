@@ -6,6 +6,7 @@
 #include <limits>
 #include <random>
 
+#include "models/native_governor.h"
 #include "policies/plan.h"
 #include "sim/error.h"
 #include "tests/sim/fixtures.h"
@@ -190,15 +191,47 @@ TEST(Emulation, TheGovernorSeesSimtActivity) {
   const std::vector<Clocks> pairs = {make_clocks(d, 2000, 1000)};
   EmulationStart warm;
   warm.warm_pair = pairs[0];
-  const Emulation a = emulate(d, lat, pow, k, pairs, warm);
+  const NativeGovernor gov(d, pow);
+  const GpuModel gpu{&d, &lat, &pow, &gov};
+  const Emulation a = emulate(gpu, k, pairs, warm);
   EXPECT_EQ(a.cap_mhz[0], 1000);  // the warm-up cap
   EXPECT_DOUBLE_EQ(a.time_ns, 20e6);
   // Starting uncapped, the first tick (one 1 ms period in) caps it: 1 ms at
   // 2000 MHz does a tenth of the work, the rest takes 18 ms at 1000 MHz.
   EmulationStart hot = warm;
   hot.cap_mhz = 2000;
-  const Emulation b = emulate(d, lat, pow, k, pairs, hot);
+  const Emulation b = emulate(gpu, k, pairs, hot);
   EXPECT_DOUBLE_EQ(b.time_ns, 19e6);
+}
+
+TEST(Emulation, IsTheEnginesGpuDrivenByThePlan) {
+  // Two 10 ms kernels (at 2000 MHz) 5 ms apart; the plan runs the second at
+  // 1000 MHz: 10 ms at 200 W (2 J), 5 ms idle at 100 W (0.5 J), 20 ms at
+  // 150 W (3 J). The engine, the same plan requested at kernel start with
+  // free switches, gets the same 35 ms and 5.5 J: one GPU model, two drivers.
+  testing::ToyRig rig(testing::toy_workload({10, 10}, {0, 15}));
+  const std::vector<Clocks> pairs = {make_clocks(rig.device, 2000, 1000),
+                                     make_clocks(rig.device, 1000, 1000)};
+  testing::ScriptedPolicy p;
+  p.on_start = [&](PolicyContext& c, std::uint32_t k) {
+    c.request(pairs[k].core_mhz, pairs[k].memory_mhz);
+  };
+  EngineConfig cfg;
+  cfg.switch_latency_override_us = 0;
+  const RunResult r = rig.run(p, cfg);
+  EXPECT_EQ(r.end_ns - r.begin_ns, 35'000'000);
+  EXPECT_NEAR(r.energy_j, 5.5, 1e-9);
+
+  std::vector<ItemSpec> k(2);
+  for (std::size_t i = 0; i < 2; ++i) k[i].cost = rig.costs[i];
+  k[0].gap_ns = 5e6;
+  EmulationStart st;
+  st.cap_mhz = 2000;
+  const GpuModel gpu{&rig.device, &rig.latency, &rig.power, &rig.governor};
+  const Emulation em = emulate(gpu, k, pairs, st);
+  EXPECT_DOUBLE_EQ(em.time_ns, 35e6);
+  EXPECT_NEAR(em.energy_j, 5.5, 1e-9);
+  EXPECT_DOUBLE_EQ(em.time_of_step[1], 20e6);
 }
 
 TEST(Objective, ParsesAndRejects) {

@@ -1,0 +1,357 @@
+#pragma once
+// The one model of a simulated GPU over time (docs/simulation.md,
+// "Semantics"): two clock domains with their switch model (a request lands
+// after a drawn latency; a newer request retargets a pending one), the GPU
+// stall a memory switch causes, the firmware's power cap re-evaluated every
+// governor period from the activity of the last one, the warm firmware a run
+// starts with, the kernels running on it (one or several at once) and exact
+// energy integration over piecewise-constant power.
+//
+// The replay engine (sim/engine.cpp) drives it from the trace and a policy;
+// the planning policies drive the same type with a planned clock sequence to
+// predict what the engine will do (policies/emulation.cpp). Nothing outside
+// this file integrates power, ticks the governor or charges a stall.
+//
+// Concurrent kernels: each runs at the rate it would run alone at the
+// current clocks; their utilisations add and saturate at 1 per unit (busy,
+// compute, memory, SIMT), and the board power is the power model's at the
+// combined utilisation, so static and idle power are counted once. Each
+// running kernel is credited an equal share of the energy of the time it
+// shares with others.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "sim/models.h"
+#include "sim/result.h"
+#include "sim/rng.h"
+
+namespace dvfsim {
+
+// The models one simulated GPU is made of.
+struct GpuModel {
+  const Device* device = nullptr;
+  const LatencyModel* latency = nullptr;
+  const PowerModel* power = nullptr;
+  const Governor* governor = nullptr;  // the firmware power cap; nullptr: none
+};
+
+struct TimelineConfig {
+  LatencyDistribution core_switch;  // switch latencies, drawn per request
+  LatencyDistribution memory_switch;
+  std::int64_t memory_stall_ns = 0;  // the GPU stalls this long when a memory switch lands
+  // A stall never outlasts the switch's own latency (so zero latency means
+  // free switches). Off for a planner's emulation, which lands switches at
+  // once but charges the stall the engine expects.
+  bool stall_within_switch = true;
+  std::uint64_t seed = 1;
+  bool record_segments = false;  // fill segments()
+  bool record_switches = true;   // fill switches()
+};
+
+// One kernel alone at fixed clocks, as the timeline runs it: its duration
+// (at least 1 ns), its utilisation and the board power. The planners' tables
+// use it for the same numbers.
+struct KernelAtClocks {
+  double duration_ns = 0.0;
+  Utilisation u;
+  double power_w = 0.0;
+};
+inline KernelAtClocks kernel_at(const LatencyModel& lat, const PowerModel& pow, const KernelCost& k,
+                                const Clocks& c) {
+  KernelAtClocks r;
+  r.duration_ns = std::max(1.0, lat.duration_ns(k, c));
+  r.u = lat.utilisation(k, c, r.duration_ns);
+  r.power_w = pow.power_w(r.u, c);
+  return r;
+}
+
+// Receives the wake-up a driver asked for (set_wakeup).
+class TimelineListener {
+ public:
+  virtual ~TimelineListener() = default;
+  virtual void on_wakeup() = 0;
+};
+
+// A kernel that ran to completion, as the timeline saw it.
+struct FinishedKernel {
+  std::int32_t id = 0;
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  double core_mhz = 0.0;  // time-weighted effective clocks while it ran
+  double memory_mhz = 0.0;
+  double energy_j = 0.0;  // its share of the board energy while it ran
+};
+
+class GpuTimeline {
+ public:
+  static constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
+
+  GpuTimeline(const GpuModel& m, const TimelineConfig& cfg);
+
+  // ---- set-up (before the first kernel)
+  // Sets both clocks at once, no switch (the GPU was set up before the run).
+  void set_clocks_now(std::int32_t core_mhz, std::int32_t memory_mhz);
+  // Lands any pending request at once.
+  void land_pending_now();
+  // Sets the firmware cap to its steady state for a run of `costs` (each
+  // followed by gap_after_ns[i] of idle) at the clocks now in force, as after
+  // warm-up steps on the real GPU: the cap the governor rule settles on for
+  // the run's average activity, iterated to a fixed point.
+  void warm_firmware(const std::vector<KernelCost>& costs, const std::vector<double>& gap_after_ns);
+  // Sets the firmware cap directly (a planner starting from a known state).
+  void set_cap(std::int32_t cap_mhz);
+  // Starts the clock at t0; the first governor tick at first_tick_ns (one
+  // period after t0 when < 0).
+  void start(std::int64_t t0, std::int64_t first_tick_ns = -1);
+
+  // ---- clocks
+  // Requests clocks through the switch model (validated by the caller).
+  void request(std::int32_t core_mhz, std::int32_t memory_mhz);
+  Clocks effective() const { return eff_; }
+  Clocks wanted() const { return wanted_; }
+  std::int32_t cap_mhz() const { return cap_mhz_; }
+  bool stalled() const { return stall_until_ns_ != kNever && stall_until_ns_ > now_; }
+  std::int64_t stall_end_ns() const { return stall_until_ns_; }
+  double mean_core_switch_ns() const;
+  double mean_memory_switch_ns() const;
+  double core_switch_quantile_ns(double q) const;
+  double memory_switch_quantile_ns(double q) const;
+  // The stall a memory switch of the mean latency causes.
+  double expected_memory_stall_ns() const;
+
+  // ---- time
+  std::int64_t now() const { return now_; }
+  // Calls `l->on_wakeup()` at `at_ns` (one wake-up at a time; a later call replaces it).
+  void set_wakeup(std::int64_t at_ns, TimelineListener* l);
+  // Processes every event (landing, stall end, governor tick, wake-up) due now.
+  void fire_due_events() {
+    if (next_event_ns() <= now_) fire_events();
+  }
+  // Starts a kernel now (time_scale multiplies the latency model's duration).
+  void begin_kernel(const KernelCost& cost, double time_scale, std::int32_t id);
+  // Advances until `limit` or until a running kernel completes, whichever
+  // comes first, processing events on the way. Returns true and fills `done`
+  // when a kernel completed (the events due at that instant are left for the
+  // caller's fire_due_events, after it handled the completion); false when
+  // `limit` was reached (events due then processed).
+  bool advance(std::int64_t limit, FinishedKernel* done);
+  // Runs kernels until all have completed: advance(kNever, ...).
+  std::size_t running() const { return run_.size(); }
+
+  // ---- totals
+  double energy_j() const { return energy_j_; }
+  std::int64_t switch_stall_ns() const { return stall_total_ns_; }
+  std::int64_t off_target_ns() const { return off_target_ns_; }
+  std::int64_t power_capped_ns() const { return capped_ns_; }
+  std::int64_t clock_switches() const { return clock_switches_; }
+  std::int64_t memory_switches() const { return memory_switches_; }
+  std::int64_t coalesced_requests() const { return coalesced_; }
+  std::vector<SwitchRecord>& switches() { return switches_; }
+  std::vector<Segment>& segments() { return segments_; }
+
+ private:
+  struct Domain {
+    std::int32_t landed_mhz = 0;
+    std::int32_t pending_mhz = 0;
+    std::int64_t pending_land_ns = kNever;
+    std::int64_t pending_request_ns = 0;
+    bool pending() const { return pending_land_ns != kNever; }
+  };
+  // Set by begin_kernel (no initialisers: it is on the replay's hot path).
+  struct Running {
+    Running() {}  // NOLINT: leaves the fields to begin_kernel (no zeroing on the hot path)
+    const KernelCost* cost;
+    double scale;
+    std::int32_t id;
+    double remaining;  // fraction of the work left
+    double full_ns;    // duration of the whole kernel at the current clocks
+    Utilisation u;
+    std::int64_t start_ns;
+    double core_time, memory_time, energy_j;
+  };
+
+  void fire_events();
+  void retarget(Domain& d, std::int32_t target_mhz, const LatencyDistribution& lat);
+  static void land_now(Domain& d);
+  void land(Domain& d, SwitchRecord::Domain which);
+  void governor_tick();
+  void update_effective();
+  void refresh_running();
+  std::int64_t next_event_ns() const {
+    return std::min({core_.pending_land_ns, memory_.pending_land_ns, next_tick_ns_, wakeup_ns_,
+                     stall_until_ns_});
+  }
+  double idle_power();
+  // Integrates [now, t) at constant state and moves now to t; `progress`:
+  // the running kernels advance (not stalled).
+  void integrate(std::int64_t t, const Utilisation& u, double power_w, std::int32_t segment_id,
+                 bool progress);
+
+  GpuModel m_;
+  TimelineConfig cfg_;
+  Rng rng_;
+  bool capping_ = false;
+  std::int64_t period_ns_ = 0;
+
+  std::int64_t now_ = 0;
+  Domain core_, memory_;
+  Clocks wanted_, eff_;
+  std::int32_t cap_mhz_ = 0;
+  std::int64_t next_tick_ns_ = kNever;
+  std::int64_t wakeup_ns_ = kNever;
+  TimelineListener* listener_ = nullptr;
+  std::int64_t stall_until_ns_ = kNever;
+  Utilisation activity_;  // integrated u·dt since the last governor tick
+  std::vector<Running> run_;
+  bool dirty_ = true;  // clocks changed since the running kernels' rates were computed
+  Utilisation run_u_;  // combined utilisation of the running kernels
+  double run_power_w_ = 0.0;
+  double idle_power_w_ = 0.0;
+  std::int64_t idle_clocks_key_ = -1;
+
+  double energy_j_ = 0.0;
+  std::int64_t stall_total_ns_ = 0, off_target_ns_ = 0, capped_ns_ = 0;
+  std::int64_t clock_switches_ = 0, memory_switches_ = 0, coalesced_ = 0;
+  std::vector<SwitchRecord> switches_;
+  std::vector<Segment> segments_;
+};
+
+// Draws one switch latency in ns from a distribution.
+double draw_latency_ns(const LatencyDistribution& d, Rng& rng);
+
+// ---- the replay's hot path, inline for the engine's loop
+
+namespace timeline_detail {
+// Utilisations of concurrent kernels add and saturate at 1 per unit.
+inline void add_saturating(Utilisation& acc, const Utilisation& u) {
+  acc.busy = std::min(1.0, acc.busy + u.busy);
+  acc.compute = std::min(1.0, acc.compute + u.compute);
+  acc.memory = std::min(1.0, acc.memory + u.memory);
+  acc.simt = std::min(1.0, acc.simt + u.simt);
+}
+}  // namespace timeline_detail
+
+inline void GpuTimeline::integrate(std::int64_t t, const Utilisation& u, double power_w,
+                                   std::int32_t segment_id, bool progress) {
+  const std::int64_t dt = t - now_;
+  if (dt <= 0) return;
+  const auto dts = static_cast<double>(dt);
+  const double e = power_w * dts * 1e-9;
+  energy_j_ += e;
+  activity_.add(u, dts);
+  if (core_.landed_mhz != wanted_.core_mhz || memory_.landed_mhz != wanted_.memory_mhz)
+    off_target_ns_ += dt;
+  if (capping_ && cap_mhz_ < core_.landed_mhz) capped_ns_ += dt;
+  if (!run_.empty()) {
+    const double share = run_.size() == 1 ? e : e / static_cast<double>(run_.size());
+    for (Running& r : run_) {
+      r.energy_j += share;
+      r.core_time += dts * eff_.core_mhz;
+      r.memory_time += dts * eff_.memory_mhz;
+      if (progress) r.remaining -= dts / r.full_ns;
+    }
+  }
+  if (cfg_.record_segments) {
+    if (!segments_.empty()) {
+      Segment& last = segments_.back();
+      if (last.kernel == segment_id && last.core_mhz == eff_.core_mhz &&
+          last.memory_mhz == eff_.memory_mhz && last.power_w == power_w &&
+          last.start_ns + last.duration_ns == now_) {
+        last.duration_ns += dt;
+        now_ = t;
+        return;
+      }
+    }
+    segments_.push_back({now_, dt, eff_.core_mhz, eff_.memory_mhz, power_w, segment_id});
+  }
+  now_ = t;
+}
+
+inline void GpuTimeline::begin_kernel(const KernelCost& cost, double time_scale, std::int32_t id) {
+  Running& r = run_.emplace_back();
+  r.cost = &cost;
+  r.scale = time_scale;
+  r.id = id;
+  r.remaining = 1.0;
+  r.start_ns = now_;
+  r.core_time = r.memory_time = r.energy_j = 0.0;
+  dirty_ = true;
+}
+
+inline bool GpuTimeline::advance(std::int64_t limit, FinishedKernel* done) {
+  for (;;) {
+    if (run_.empty()) {
+      if (now_ >= limit) {
+        fire_due_events();
+        return false;
+      }
+      const std::int64_t stop = std::min(limit, next_event_ns());
+      integrate(stop, Utilisation{}, idle_power(), stalled() ? Segment::kStall : Segment::kIdle,
+                false);
+      fire_due_events();
+      continue;
+    }
+    if (dirty_) refresh_running();
+    const std::int64_t stop = std::min(next_event_ns(), limit);
+    if (stalled()) {
+      integrate(stop, Utilisation{}, idle_power(), Segment::kStall, false);
+    } else {
+      std::size_t first = 0;
+      std::int64_t first_end = kNever;
+      for (std::size_t k = 0; k < run_.size(); ++k) {
+        const std::int64_t end =
+            now_ +
+            std::max<std::int64_t>(
+                0, static_cast<std::int64_t>(std::llround(run_[k].remaining * run_[k].full_ns)));
+        if (end < first_end) {
+          first_end = end;
+          first = k;
+        }
+      }
+      const std::int32_t seg = run_.front().id;
+      if (first_end <= stop) {
+        integrate(first_end, run_u_, run_power_w_, seg, run_.size() > 1);
+        const Running& r = run_[first];
+        done->id = r.id;
+        done->start_ns = r.start_ns;
+        done->end_ns = now_;
+        const std::int64_t dur = now_ - r.start_ns;
+        const auto d = static_cast<double>(std::max<std::int64_t>(1, dur));
+        done->core_mhz = dur > 0 ? r.core_time / d : eff_.core_mhz;
+        done->memory_mhz = dur > 0 ? r.memory_time / d : eff_.memory_mhz;
+        done->energy_j = r.energy_j;
+        run_.erase(run_.begin() + static_cast<std::ptrdiff_t>(first));
+        dirty_ = true;
+        return true;
+      }
+      integrate(stop, run_u_, run_power_w_, seg, true);
+    }
+    fire_due_events();
+    if (now_ >= limit) return false;
+  }
+}
+
+inline void GpuTimeline::refresh_running() {
+  dirty_ = false;
+  if (run_.size() == 1) {  // the model's own numbers (no saturation)
+    Running& r = run_.front();
+    const KernelAtClocks k = kernel_at(*m_.latency, *m_.power, *r.cost, eff_);
+    r.full_ns = k.duration_ns * r.scale;
+    r.u = run_u_ = k.u;
+    run_power_w_ = k.power_w;
+    return;
+  }
+  run_u_ = {};
+  for (Running& r : run_) {
+    r.full_ns = std::max(1.0, m_.latency->duration_ns(*r.cost, eff_));
+    r.u = m_.latency->utilisation(*r.cost, eff_, r.full_ns);
+    r.full_ns *= r.scale;
+    timeline_detail::add_saturating(run_u_, r.u);
+  }
+  run_power_w_ = m_.power->power_w(run_u_, eff_);
+  dirty_ = false;
+}
+
+}  // namespace dvfsim
