@@ -81,10 +81,14 @@ TEST(HwApplyCommand, SetsPlannedClocksInOrderThenResets) {
                                        set_memory(2201), set_core(1980),   set_memory(3201),
                                        kResetCore,       kResetMemory};
   EXPECT_EQ(sandbox.clock_calls(), expected);
-  // Changes never come early: 200 ms between windows (upper bounds would be flaky).
+  // Changes never come early: windows 2 and 3 are both timed from the plan's
+  // start, so 200 ms lie between them. The first change can itself be late
+  // under load (it marks the start only from above), so the gap after it is
+  // bounded loosely: an early change would come at once (upper bounds would
+  // be flaky).
   std::vector<long long> t = sandbox.clock_call_times_ns();
   ASSERT_EQ(t.size(), expected.size());
-  EXPECT_GE(t[2] - t[0], 190'000'000);
+  EXPECT_GE(t[2] - t[0], 100'000'000);
   EXPECT_GE(t[4] - t[2], 190'000'000);
   EXPECT_FALSE(sandbox.exists("apply.marker"));
   EXPECT_TRUE(contains(result.err, "3 clock changes")) << result.err;
