@@ -5,6 +5,7 @@
 #include <iterator>
 
 #include "sim/error.h"
+#include "tests/traces/error_util.h"
 #include "tests/traces/test_util.h"
 #include "traces/kineto.h"
 #include "traces/native.h"
@@ -12,20 +13,6 @@
 
 namespace dvfsim {
 namespace {
-
-// Runs `read` and returns the InputError message ("" when nothing was thrown).
-template <typename F>
-std::string error_of(F read) {
-  try {
-    read();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-#define EXPECT_CONTAINS(text, part) \
-  EXPECT_NE(std::string(text).find(part), std::string::npos) << text
 
 TEST(BadInput, TruncatedGzip) {
   test::TempDir dir;

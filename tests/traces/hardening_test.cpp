@@ -10,6 +10,7 @@
 #include <string>
 
 #include "sim/error.h"
+#include "tests/traces/error_util.h"
 #include "tests/traces/test_util.h"
 #include "traces/capture_info.h"
 #include "traces/instructions.h"
@@ -19,19 +20,6 @@
 
 namespace dvfsim {
 namespace {
-
-template <typename F>
-std::string error_of(F read) {
-  try {
-    read();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
-#define EXPECT_CONTAINS(text, part) \
-  EXPECT_NE(std::string(text).find(part), std::string::npos) << text
 
 std::string fmt_number(double us) {
   return fmt::format("{:.3f}", us);
