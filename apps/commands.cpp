@@ -9,6 +9,7 @@
 #include "apps/cli_values.h"
 #include "apps/files.h"
 #include "apps/outputs.h"
+#include "apps/parallel_run.h"
 #include "apps/runner.h"
 #include "apps/settings.h"
 #include "apps/validate.h"
@@ -67,6 +68,7 @@ void add_run(CLI::App& app, int& exit_code) {
     std::string out;
     bool per_kernel = false;
     std::size_t rows = 40;
+    std::string parallel;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("--trace", o->spec.trace_path,
@@ -91,9 +93,22 @@ void add_run(CLI::App& app, int& exit_code) {
   cmd->add_option("--rows", o->rows, "Rows of the per-kernel table")
       ->check(unsigned_in(1, 1'000'000))
       ->capture_default_str();
+  cmd->add_option("--parallel", o->parallel,
+                  "pp=S[,dp=D][,microbatches=M][,schedule=1f1b|gpipe][,partition=...]: a "
+                  "pipeline-parallel job built from the trace (docs/parallel.md)");
   add_trace_options(cmd, o->spec.trace_options);
   cmd->callback([o, &exit_code] {
     o->spec.settings = parse_settings(o->sets);
+    if (!o->parallel.empty()) {
+      if (o->per_kernel) throw InputError("--per-kernel: not with --parallel");
+      const Simulation sim = simulate_parallel(o->spec, parse_parallel(o->parallel));
+      print_notes(std::cerr, *sim.workload);
+      write_parallel_outputs(o->out, o->spec, sim);
+      print_run_summary(std::cout, o->spec, sim);
+      print_parallel_summary(std::cout, sim);
+      exit_code = 0;
+      return;
+    }
     const auto t0 = std::chrono::steady_clock::now();
     std::cerr << fmt::format("dvfsim: loading {}, replaying {} and baseline {} ...\n",
                              o->spec.trace_path, o->spec.policy, o->spec.baseline);

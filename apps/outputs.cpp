@@ -12,6 +12,7 @@
 
 #include "apps/files.h"
 #include "apps/output_dir.h"
+#include "apps/parallel_run.h"
 #include "apps/settings.h"
 #include "hw/plan.h"
 #include "sim/json.h"
@@ -103,6 +104,7 @@ std::string summary_json(const RunSpec& spec, const Simulation& sim) {
     j.key("energy_saving_pct").null();
     j.key("slowdown_pct").null();
   }
+  if (sim.parallel) write_parallel_summary_fields(j, *sim.parallel);
   j.key("trace_reading").begin_object();
   j.field("capture_gpu", w.capture.device_name);
   j.field("iteration_rule", w.iteration_rule);

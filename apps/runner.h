@@ -18,6 +18,8 @@
 
 namespace dvfsim {
 
+struct ParallelSummary;  // apps/parallel_run.h
+
 struct RunSpec {
   std::string trace_path;
   std::string device = "h200";  // name or YAML path
@@ -49,6 +51,9 @@ struct Simulation {
   RunResult result;
   bool has_baseline = false;
   RunResult baseline;
+  // --parallel runs: the job and per-GPU results (result and baseline hold
+  // the job's totals for one iteration).
+  std::shared_ptr<const ParallelSummary> parallel;
 };
 
 // Loads a trace (Kineto JSON or native), cached by path, trace options and
