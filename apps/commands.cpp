@@ -17,6 +17,7 @@
 #include "models/calibrate.h"
 #include "models/capture_device.h"
 #include "models/device_yaml.h"
+#include "policies/planning/report.h"
 #include "policies/registry.h"
 #include "sim/error.h"
 #include "sim/model_registry.h"
@@ -114,6 +115,8 @@ void add_run(CLI::App& app, int& exit_code) {
                              o->spec.trace_path, o->spec.policy, o->spec.baseline);
     const Simulation sim = simulate(o->spec);
     print_notes(std::cerr, *sim.workload);
+    for (const SolveReport& r : sim.result.solver) std::cerr << "dvfsim: " << plan::line(r) << '\n';
+    for (const std::string& n : sim.result.policy_notes) std::cerr << "dvfsim: " << n << '\n';
     write_run_outputs(o->out, o->spec, sim);
     print_run_summary(std::cout, o->spec, sim);
     if (o->per_kernel) print_kernel_choices(std::cout, sim, o->rows);

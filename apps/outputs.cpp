@@ -92,6 +92,34 @@ std::string summary_json(const RunSpec& spec, const Simulation& sim) {
   j.field("switch_stall_s", static_cast<double>(r.switch_stall_ns) * 1e-9);
   j.field("off_target_s", static_cast<double>(r.off_target_ns) * 1e-9);
   j.field("power_capped_s", static_cast<double>(r.power_capped_ns) * 1e-9);
+  // The policy's solves (gap, rounds) and notes; solve times stay out so that
+  // a rerun writes the same file.
+  j.key("solver").begin_array();
+  for (const SolveReport& s : r.solver) {
+    j.begin_object();
+    j.field("policy", s.policy);
+    j.field("what", s.what);
+    j.field("items", static_cast<std::uint64_t>(s.items));
+    j.field("copies", s.copies);
+    j.field("pairs", static_cast<std::uint64_t>(s.pairs));
+    j.field("hull_vertices", static_cast<std::uint64_t>(s.hull_vertices));
+    if (std::isfinite(s.budget_ns))
+      j.field("budget_s", s.budget_ns * 1e-9);
+    else
+      j.key("budget_s").null();
+    j.field("time_s", s.time_ns * 1e-9);
+    j.field("energy_j", s.energy_j);
+    j.field("dual_bound_j", s.dual_bound_j);
+    j.field("gap_j", s.gap_j);
+    j.field("gap_pct", s.gap_pct);
+    j.field("feasible", s.feasible);
+    j.field("rounds", s.rounds);
+    j.end_object();
+  }
+  j.end_array();
+  j.key("policy_notes").begin_array();
+  for (const std::string& n : r.policy_notes) j.value(n);
+  j.end_array();
   if (sim.has_baseline) {
     j.key("baseline").begin_object();
     j.field("policy", sim.baseline.policy);

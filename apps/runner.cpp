@@ -105,6 +105,8 @@ RunResult replay_policy(const Prepared& p, const std::string& policy,
   RunResult r = replay(in, *pol, cfg);
   r.policy = info.name;
   r.oracle = info.oracle;
+  r.solver = pol->solve_reports();
+  r.policy_notes = pol->notes();
   return r;
 }
 
@@ -164,6 +166,7 @@ Simulation simulate(const RunSpec& spec) {
     limited->device.power_limit_w = w;
     return prepare(sim.workload, limited, sim.models);
   };
+  std::vector<SolveReport> choice_reports;  // the power-limit choice's
   if (info.choose_power_limit) {
     if (power_limit_w >= 0)
       throw InputError(fmt::format(
@@ -182,6 +185,7 @@ Simulation simulate(const RunSpec& spec) {
       const RunResult r = replay_policy(q, "native", {}, sim.engine, base);
       return std::pair<double, double>(r.time_s(), r.energy_j);
     };
+    prof.report = [&choice_reports](const SolveReport& r) { choice_reports.push_back(r); };
     power_limit_w = info.choose_power_limit(resolve_params(info, policy_settings), prof);
     check_power_limit(d, power_limit_w, info.name);
   }
@@ -189,9 +193,10 @@ Simulation simulate(const RunSpec& spec) {
     const Prepared q = at_limit(power_limit_w);
     sim.power_limit_w = power_limit_w;
     sim.result = replay_policy(q, spec.policy, policy_settings, sim.engine, base);
-    return sim;
+  } else {
+    sim.result = replay_policy(p, spec.policy, policy_settings, sim.engine, base);
   }
-  sim.result = replay_policy(p, spec.policy, policy_settings, sim.engine, base);
+  sim.result.solver.insert(sim.result.solver.begin(), choice_reports.begin(), choice_reports.end());
   return sim;
 }
 

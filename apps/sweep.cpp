@@ -23,7 +23,6 @@
 #include "apps/results_table.h"
 #include "apps/runner.h"
 #include "apps/shard.h"
-#include "policies/plan.h"
 #include "sim/error.h"
 #include "sim/json.h"
 
@@ -261,7 +260,6 @@ int run_sweep(const std::string& experiment_path, const SweepOptions& opts) {
   std::atomic<std::size_t> next{0};
   std::mutex errors_m;
   auto worker = [&] {
-    plan::quiet_reports(true);  // solver lines would interleave with the progress bar
     for (;;) {
       const std::size_t t = next++;
       if (t >= todo.size()) break;

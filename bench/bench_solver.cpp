@@ -7,7 +7,7 @@
 #include <benchmark/benchmark.h>
 
 #include "apps/runner.h"
-#include "policies/plan.h"
+#include "policies/planning/kernel_plan.h"
 
 namespace dvfsim {
 namespace {

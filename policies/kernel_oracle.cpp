@@ -12,7 +12,8 @@
 #include <cmath>
 
 #include "policies/objective.h"
-#include "policies/plan.h"
+#include "policies/planning/kernel_plan.h"
+#include "policies/planning/replay.h"
 #include "policies/registry.h"
 #include "sim/result.h"
 
@@ -52,7 +53,9 @@ class KernelOracle final : public Policy {
     const double budget = objective_.budget(ref);
     pairs_.clear();
     for (int attempt = 0; attempt < kReplayChecks; ++attempt) {
-      std::vector<Clocks> pairs = plan::plan_kernels(in).pairs;
+      const plan::KernelPlan kp = plan::plan_kernels(in);
+      report(kp.report);
+      std::vector<Clocks> pairs = kp.pairs;
       if (!objective_.time_bounded()) {
         pairs_ = std::move(pairs);
         break;

@@ -12,7 +12,8 @@
 #include <fmt/format.h>
 
 #include "policies/objective.h"
-#include "policies/plan.h"
+#include "policies/online/learn_then_follow.h"
+#include "policies/planning/kernel_plan.h"
 #include "policies/registry.h"
 
 namespace dvfsim {
@@ -44,6 +45,7 @@ class KernelPredictive final : public plan::LearnThenFollow {
     in.plan.what = fmt::format("per-kernel knapsack over the {} kernels of the profiling iteration",
                                seq.size());
     const plan::KernelPlan p = plan::plan_kernels(in);
+    report(p.report);
     std::vector<plan::Switcher::Step> steps(seq.size());
     for (std::size_t i = 0; i < seq.size(); ++i) {
       steps[i].pair = p.pairs[i];
@@ -68,7 +70,7 @@ class KernelPredictive final : public plan::LearnThenFollow {
       }
     }
     if (stretches > 0 && too_short * 10 > stretches) {
-      plan::note(fmt::format(
+      note(fmt::format(
           "kernel-predictive: {} of {} stretches between planned switches are shorter than the "
           "expected switch latency ({:.3f} ms): the plan cannot be followed, holding the default "
           "clocks",

@@ -25,7 +25,12 @@
 #include <limits>
 
 #include "policies/objective.h"
-#include "policies/plan.h"
+#include "policies/online/learn_then_follow.h"
+#include "policies/planning/emulation.h"
+#include "policies/planning/kernel_plan.h"
+#include "policies/planning/lagrangian.h"
+#include "policies/planning/report.h"
+#include "policies/planning/solver.h"
 #include "policies/registry.h"
 #include "sim/error.h"
 
@@ -33,6 +38,10 @@ namespace dvfsim {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// The DP's bisection on lambda: each step is a full DP, so fewer and coarser
+// steps than the knapsack's (40 halvings, relative width 1e-9).
+constexpr int kBisectionSteps = 40;
+constexpr double kBisectionTolerance = 1e-9;
 
 struct DpResult {
   std::vector<std::int32_t> pair_of_pos;  // grid index
@@ -221,17 +230,10 @@ class LatencyAware final : public plan::LearnThenFollow {
       double lmin, stall;
     };
     std::vector<Mode> modes;
-    const auto& mb = tb.grid.mem_begin;
-    std::size_t mems = 0;
-    for (std::size_t m = 0; m + 1 < mb.size(); ++m) mems += mb[m + 1] > mb[m];
-    for (std::size_t m = 0; m + 1 < mb.size(); ++m) {
-      if (mb[m + 1] == mb[m]) continue;
-      Mode md{fmt::format("memory held at {} MHz", tb.grid.pairs[mb[m]].memory_mhz),
-              std::vector<char>(tb.pairs, 0), lc, 0.0};
-      for (auto p = mb[m]; p < mb[m + 1]; ++p) md.mask[p] = 1;
-      modes.push_back(std::move(md));
-    }
-    if (mems > 1)
+    for (plan::MemoryMask& mm : plan::memory_masks(tb.grid))
+      modes.push_back(
+          {fmt::format("memory held at {} MHz", mm.memory_mhz), std::move(mm.allowed), lc, 0.0});
+    if (plan::memory_clock_count(tb.grid) > 1)
       modes.push_back({"memory switched", std::vector<char>(tb.pairs, 1), std::max(lc, lm),
                        ctx.expected_memory_stall_ns()});
 
@@ -240,6 +242,7 @@ class LatencyAware final : public plan::LearnThenFollow {
     double best_score = objective_.score(em0.energy_j, em0.time_ns);
     plan::SolveReport rep;
     bool have = false;
+    int rounds = 0;
     for (const Mode& mode : modes) {
       Dp dp;
       dp.tb = &tb;
@@ -269,6 +272,7 @@ class LatencyAware final : public plan::LearnThenFollow {
 
       double tighten = 0;
       for (int round = 0; round < plan::kTighteningRounds; ++round) {
+        ++rounds;
         DpResult sol;
         double dual = -kInf, lam = 0;
         int iters = 0;
@@ -287,17 +291,9 @@ class LatencyAware final : public plan::LearnThenFollow {
             }
             double l = 0;
             dual = std::max(lo.lagr, hr.lagr - hi * kb);
-            for (; iters < 40 && hi - l > 1e-9 * hi; ++iters) {
-              const double mid = 0.5 * (l + hi);
-              const DpResult r = dp.run(mid);
-              dual = std::max(dual, r.lagr - mid * kb);
-              if (r.time <= kb) {
-                hi = mid;
-                hr = r;
-              } else {
-                l = mid;
-              }
-            }
+            iters = plan::bisect_multiplier(
+                l, hi, kb, dual, kBisectionSteps, kBisectionTolerance,
+                [&](double lambda) { return dp.run(lambda); }, [&](const DpResult& r) { hr = r; });
             sol = hr;
             lam = hi;
           }
@@ -353,10 +349,11 @@ class LatencyAware final : public plan::LearnThenFollow {
     rep.budget_ns = budget;
     rep.time_ns = best_em.time_ns;
     rep.feasible = true;
+    rep.rounds = rounds;
     rep.solve_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
             .count();
-    plan::publish(rep);
+    report(rep);
     std::vector<plan::Switcher::Step> steps(n);
     for (std::size_t i = 0; i < n; ++i) {
       steps[i].pair = best_pairs[i];

@@ -12,7 +12,9 @@
 #include <array>
 
 #include "policies/objective.h"
-#include "policies/plan.h"
+#include "policies/online/learner.h"
+#include "policies/online/switcher.h"
+#include "policies/planning/kernel_plan.h"
 #include "policies/registry.h"
 
 namespace dvfsim {
@@ -90,6 +92,7 @@ class PassLevel final : public Policy {
     for (auto ph : phases) names += (names.empty() ? "" : "/") + std::string(to_string(ph));
     in.plan.what = fmt::format("one pair per phase ({})", names);
     const plan::KernelPlan p = plan::plan_kernels(in);
+    report(p.report);
     pair_of_group_ = p.group_pairs;
     if (early_) {
       std::vector<plan::Switcher::Step> steps(seq.size());

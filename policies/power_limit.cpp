@@ -12,7 +12,7 @@
 #include <cmath>
 #include <vector>
 
-#include "policies/plan.h"
+#include "policies/planning/report.h"
 #include "policies/registry.h"
 #include "sim/error.h"
 
@@ -58,7 +58,7 @@ double choose(const Params& p, const PowerLimitProfiler& prof) {
   r.energy_j = r.dual_bound_j = best_e;
   r.solve_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-  plan::publish(r);
+  prof.report(r);
   return best_w;
 }
 

@@ -21,6 +21,8 @@ struct PowerLimitProfiler {
   double max_w = 0.0;
   double default_w = 0.0;  // the device file's limit_w
   std::function<std::pair<double, double>(double limit_w)> time_energy_at;
+  // Where the choice reports its solve (the runner adds it to the run's result).
+  std::function<void(const SolveReport&)> report = [](const SolveReport&) {};
 };
 
 struct PolicyInfo {

@@ -9,7 +9,9 @@
 #include <cmath>
 
 #include "policies/objective.h"
-#include "policies/plan.h"
+#include "policies/planning/emulation.h"
+#include "policies/planning/kernel_plan.h"
+#include "policies/planning/report.h"
 #include "policies/registry.h"
 
 namespace dvfsim {
@@ -65,7 +67,7 @@ class StaticBest final : public Policy {
     r.solve_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
             .count();
-    plan::publish(r);
+    report(r);
     if (!(pair_ == def)) ctx.request(pair_.core_mhz, pair_.memory_mhz);
   }
 

@@ -4,14 +4,15 @@
 // the policy asks for; the policy answers with clock requests, which go through
 // the engine's switch model like any real request.
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/models.h"
+#include "sim/result.h"
 #include "sim/workload.h"
 
 namespace dvfsim {
-
-struct RunResult;
 
 // What a policy may see and do. Online policies must only read kernels up to
 // the one being started; a policy that reads further is an oracle and must be
@@ -58,6 +59,19 @@ class Policy {
   virtual void on_kernel_start(PolicyContext& /*ctx*/, std::uint32_t /*kernel*/) {}
   virtual void on_kernel_end(PolicyContext& /*ctx*/, std::uint32_t /*kernel*/) {}
   virtual void on_timer(PolicyContext& /*ctx*/) {}
+
+  // What the policy reports of its planning (solver gap, rounds) and notes on
+  // what it decided; the runner copies both into the run's RunResult.
+  const std::vector<SolveReport>& solve_reports() const { return solve_reports_; }
+  const std::vector<std::string>& notes() const { return notes_; }
+
+ protected:
+  void report(SolveReport r) { solve_reports_.push_back(std::move(r)); }
+  void note(std::string line) { notes_.push_back(std::move(line)); }
+
+ private:
+  std::vector<SolveReport> solve_reports_;
+  std::vector<std::string> notes_;
 };
 
 }  // namespace dvfsim

@@ -1,6 +1,7 @@
 #pragma once
 // What a replay produces: per-kernel outcomes, the power/clock timeline, every
 // clock switch, and totals.
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -39,6 +40,28 @@ struct SwitchRecord {
   std::int64_t stall_ns = 0;
 };
 
+// One solve of a planning policy (policies/planning/report.h): what was
+// solved, the primal, the Lagrangian dual bound and the gap, the rounds of
+// re-planning it took. The runner copies a policy's reports into its result;
+// summary.json lists them under "solver" and `dvfsim run` prints one line each.
+struct SolveReport {
+  std::string policy;
+  std::string what;
+  std::size_t items = 0;
+  std::uint64_t copies = 0;
+  std::size_t pairs = 0;
+  std::size_t hull_vertices = 0;
+  double budget_ns = 0.0;  // +inf: unbounded
+  double time_ns = 0.0;
+  double energy_j = 0.0;
+  double dual_bound_j = 0.0;
+  double gap_j = 0.0;
+  double gap_pct = 0.0;
+  bool feasible = true;
+  int rounds = 0;         // re-planning rounds (caps, tightening, replays) the solve took
+  double solve_ms = 0.0;  // wall time (printed, not in summary.json: results stay reproducible)
+};
+
 struct RunResult {
   std::string policy;
   bool oracle = false;
@@ -54,9 +77,11 @@ struct RunResult {
   std::int64_t clock_switches = 0;      // policy switches that landed and changed a clock
   std::int64_t coalesced_requests = 0;  // requests that replaced a pending target
   std::int64_t switch_stall_ns = 0;
-  std::int64_t off_target_ns = 0;    // time before a wanted switch landed (cap aside)
-  std::int64_t power_capped_ns = 0;  // time the firmware cap held the core below the request
-  std::int64_t host_delay_ns = 0;    // final host shift imposed by the GPU
+  std::int64_t off_target_ns = 0;         // time before a wanted switch landed (cap aside)
+  std::int64_t power_capped_ns = 0;       // time the firmware cap held the core below the request
+  std::int64_t host_delay_ns = 0;         // final host shift imposed by the GPU
+  std::vector<SolveReport> solver;        // the policy's solve reports (Policy::solve_reports)
+  std::vector<std::string> policy_notes;  // and its notes (Policy::notes)
 
   double time_s() const { return static_cast<double>(end_ns - begin_ns) * 1e-9; }
 };

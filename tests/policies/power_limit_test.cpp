@@ -11,7 +11,7 @@
 #include <string>
 
 #include "apps/runner.h"
-#include "policies/plan.h"
+#include "policies/planning/kernel_plan.h"
 #include "sim/error.h"
 
 namespace dvfsim {
@@ -23,7 +23,6 @@ const std::string kKernel =
 
 Simulation run(const std::string& trace, const std::string& device, const std::string& policy,
                std::map<std::string, std::string> settings) {
-  plan::quiet_reports(true);
   RunSpec spec;
   spec.trace_path = trace;
   spec.device = device;

@@ -7,11 +7,12 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <memory>
 
 #include "apps/runner.h"
-#include "policies/plan.h"
+#include "policies/planning/kernel_plan.h"
 
 namespace dvfsim {
 namespace {
@@ -38,12 +39,14 @@ const Fixture& fixture(const std::string& device, double latency_us) {
 
 RunResult run(const std::string& device, double latency_us, const std::string& policy,
               const std::map<std::string, std::string>& params) {
-  plan::quiet_reports(std::getenv("DVFSIM_POLICY_TESTS_VERBOSE") == nullptr);
   const Fixture& f = fixture(device, latency_us);
   EngineConfig cfg;
   cfg.record_timeline = false;
   cfg.switch_latency_override_us = latency_us;
-  return replay_policy(f.p, policy, params, cfg, &f.base);
+  RunResult r = replay_policy(f.p, policy, params, cfg, &f.base);
+  if (std::getenv("DVFSIM_POLICY_TESTS_VERBOSE") != nullptr)
+    for (const SolveReport& s : r.solver) std::cerr << "dvfsim: " << plan::line(s) << '\n';
+  return r;
 }
 
 double saving(const std::string& device, double latency_us, const RunResult& r) {
@@ -90,7 +93,6 @@ TEST_P(ShippedTrace, OnlinePoliciesHoldTheBudgetAtTheDeviceLatency) {
   const std::string dev = GetParam();
   const Fixture& f = fixture(dev, -1.0);
   for (const char* policy : {"latency-aware", "static-best"}) {
-    plan::quiet_reports(true);
     EngineConfig cfg;
     cfg.record_timeline = false;
     const RunResult r = replay_policy(f.p, policy, {}, cfg, &f.base);

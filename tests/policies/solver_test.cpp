@@ -7,7 +7,9 @@
 #include <random>
 
 #include "models/native_governor.h"
-#include "policies/plan.h"
+#include "policies/online/learner.h"
+#include "policies/online/switcher.h"
+#include "policies/planning/kernel_plan.h"
 #include "sim/error.h"
 #include "tests/sim/fixtures.h"
 

@@ -12,7 +12,9 @@
 
 #include <algorithm>
 
-#include "policies/plan.h"
+#include "policies/online/learner.h"
+#include "policies/online/switcher.h"
+#include "policies/planning/kernel_plan.h"
 #include "policies/registry.h"
 #include "sim/engine.h"
 
@@ -114,7 +116,6 @@ struct Rig {
   }
   RunResult run(const std::string& policy, const std::map<std::string, std::string>& params,
                 bool with_baseline = true, double latency_us = 0.0) {
-    plan::quiet_reports(true);
     const PolicyInfo& info = find_policy(policy);
     auto p = info.make(resolve_params(info, params));
     EngineInputs in;

@@ -1,0 +1,104 @@
+#include "policies/online/learner.h"
+
+#include <algorithm>
+
+#include "sim/hash.h"
+
+namespace dvfsim::plan {
+
+std::uint64_t launch_key(const Kernel& k) {
+  Fnv1a h;
+  for (int i = 0; i < 3; ++i) h.word(k.launch.grid[i]);
+  for (int i = 0; i < 3; ++i) h.word(k.launch.block[i]);
+  h.word(k.launch.registers_per_thread);
+  h.word(k.launch.shared_memory_bytes);
+  h.word(k.name_id);
+  return h.value();
+}
+
+void SequenceLearner::on_start(PolicyContext& ctx, std::uint32_t kernel) {
+  const Kernel& k = ctx.workload().kernels[kernel];
+  const std::int64_t now = ctx.now_ns();
+  just_learned_ = false;
+  if (profiling_iteration_ < 0) {
+    profiling_iteration_ = k.iteration;
+    current_iteration_ = k.iteration;
+    first_start_ns_ = now;
+  }
+  if (!learned_ && k.iteration == profiling_iteration_) {
+    if (!seq_.empty()) seq_.back().gap_after_ns = static_cast<double>(now - seq_.back().end_ns);
+    Observed o;
+    o.name_id = k.name_id;
+    o.launch_key = launch_key(k);
+    o.phase = k.phase;
+    o.cls = k.cls;
+    o.cost = ctx.costs()[kernel];  // the kernel being launched: allowed
+    o.clocks = ctx.effective();
+    o.start_ns = o.end_ns = now;
+    seq_.push_back(o);
+    return;
+  }
+  if (!learned_) {
+    learned_ = just_learned_ = true;
+    iteration_ns_ = static_cast<double>(now - first_start_ns_);
+    if (!seq_.empty()) seq_.back().gap_after_ns = static_cast<double>(now - seq_.back().end_ns);
+    current_iteration_ = k.iteration;
+    pos_ = -1;
+  }
+  if (seq_.empty()) return;
+  int guess;
+  if (k.iteration != current_iteration_) {
+    current_iteration_ = k.iteration;
+    guess = 0;
+  } else {
+    guess = pos_ >= 0 ? pos_ + 1 : 0;
+  }
+  if (pos_ < 0 && k.iteration == current_iteration_ && !just_learned_) {
+    // Lost earlier in this iteration: look for the kernel anywhere ahead of the
+    // last known position.
+    guess = lost_from_;
+  }
+  const std::uint64_t key = launch_key(k);
+  const int n = static_cast<int>(seq_.size());
+  int found = -1;
+  for (int q = guess; q < std::min(n, guess + 64); ++q)
+    if (seq_[static_cast<std::size_t>(q)].launch_key == key) {
+      found = q;
+      break;
+    }
+  if (found < 0) {
+    if (pos_ >= 0) lost_from_ = pos_ + 1;
+    pos_ = -1;
+  } else {
+    pos_ = found;
+  }
+}
+
+void SequenceLearner::on_end(PolicyContext& ctx, std::uint32_t kernel) {
+  if (learned_ || seq_.empty()) return;
+  const Kernel& k = ctx.workload().kernels[kernel];
+  if (k.iteration != profiling_iteration_) return;
+  Observed& o = seq_.back();
+  o.end_ns = ctx.now_ns();
+  const double model = ctx.latency().duration_ns(o.cost, o.clocks);
+  o.scale = model > 0 ? std::clamp(o.measured_ns() / model, kMinTimeScale, kMaxTimeScale) : 1.0;
+}
+
+double SequenceLearner::busy_ns() const {
+  double s = 0;
+  for (const auto& o : seq_) s += o.measured_ns();
+  return s;
+}
+
+std::vector<ItemSpec> items_from(const std::vector<Observed>& seq) {
+  std::vector<ItemSpec> out(seq.size());
+  for (std::size_t i = 0; i < seq.size(); ++i) {
+    out[i].cost = seq[i].cost;
+    out[i].time_scale = seq[i].scale;
+    out[i].gap_ns = seq[i].gap_after_ns;
+    out[i].count = 1;
+  }
+  return out;
+}
+
+}  // namespace dvfsim::plan

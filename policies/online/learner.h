@@ -1,0 +1,75 @@
+#pragma once
+// What an online policy may learn of the run: the kernels of one profiling
+// iteration as they were launched and measured, and its position in the
+// repeating sequence afterwards.
+#include <cstdint>
+#include <vector>
+
+#include "policies/planning/tables.h"
+#include "sim/policy.h"
+
+namespace dvfsim::plan {
+
+// What an online policy saw of one kernel of its profiling iteration: the
+// kernel as launched (name, launch configuration, cost from the latency model's
+// split) and, once it ended, its measured duration at the clocks it ran at.
+struct Observed {
+  std::uint32_t name_id = 0;
+  std::uint64_t launch_key = 0;
+  Phase phase = Phase::other;
+  KernelClass cls = KernelClass::other;
+  KernelCost cost;
+  Clocks clocks;  // effective clocks when it started
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  double scale = 1.0;         // measured / modelled duration at `clocks`
+  double gap_after_ns = 0.0;  // until the next kernel started
+  double measured_ns() const { return static_cast<double>(end_ns - start_ns); }
+};
+
+// Records the kernels of one profiling iteration (the first one the policy
+// sees) from on_kernel_start / on_kernel_end alone, then follows later
+// iterations position by position, checking every launched kernel against the
+// learned sequence (name and launch configuration) and re-synchronising
+// within a window when the sequence deviates.
+// The measured / modelled duration ratio a profiling kernel may teach: a
+// kernel measured at less than half or more than twice its modelled time was
+// disturbed (a switch or a stall landed inside it, the cap moved), and the
+// ratio would mislead every later plan of that position.
+inline constexpr double kMinTimeScale = 0.5;
+inline constexpr double kMaxTimeScale = 2.0;
+
+class SequenceLearner {
+ public:
+  void on_start(PolicyContext& ctx, std::uint32_t kernel);
+  void on_end(PolicyContext& ctx, std::uint32_t kernel);
+  // True from the first kernel of the iteration after the profiling one.
+  bool learned() const { return learned_; }
+  // True exactly during the on_start call in which learning completed.
+  bool just_learned() const { return just_learned_; }
+  const std::vector<Observed>& sequence() const { return seq_; }
+  // Position in the learned sequence of the kernel started last; -1 while
+  // profiling or when lost.
+  int position() const { return pos_; }
+  // The profiling iteration's time: first start to the next iteration's first start.
+  double iteration_ns() const { return iteration_ns_; }
+  // Sum of the measured durations of the profiling iteration.
+  double busy_ns() const;
+
+ private:
+  bool learned_ = false, just_learned_ = false;
+  std::int32_t profiling_iteration_ = -1;
+  std::int32_t current_iteration_ = -1;
+  std::vector<Observed> seq_;
+  int pos_ = -1;
+  int lost_from_ = 0;
+  std::int64_t first_start_ns_ = 0;
+  double iteration_ns_ = 0.0;
+};
+
+std::uint64_t launch_key(const Kernel& k);
+
+// Items (one per position) of a learned sequence, for build_tables.
+std::vector<ItemSpec> items_from(const std::vector<Observed>& seq);
+
+}  // namespace dvfsim::plan

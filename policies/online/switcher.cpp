@@ -1,0 +1,73 @@
+#include "policies/online/switcher.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace dvfsim::plan {
+
+double Switcher::lead_ns(const PolicyContext& ctx, const Clocks& from, const Clocks& to) const {
+  double lead = 0;
+  if (from.core_mhz != to.core_mhz) lead = std::max(lead, ctx.expected_core_switch_ns());
+  if (from.memory_mhz != to.memory_mhz) lead = std::max(lead, ctx.expected_memory_switch_ns());
+  return lead;
+}
+
+void Switcher::on_start(PolicyContext& ctx, int position) {
+  ++ordinal_;
+  running_ = true;
+  start_ns_ = ctx.now_ns();
+  pos_ = position;
+  if (steps_.empty() || position < 0 || position >= static_cast<int>(steps_.size())) {
+    pos_ = -1;
+    return;
+  }
+  const bool early_pending = issued_ordinal_ > ordinal_;
+  if (issued_ordinal_ >= 0 && issued_ordinal_ <= ordinal_) issued_ordinal_ = -1;
+  const Clocks& want = steps_[static_cast<std::size_t>(pos_)].pair;
+  if (!early_pending && !(ctx.wanted() == want)) ctx.request(want.core_mhz, want.memory_mhz);
+  if (early_) schedule(ctx, -1);
+}
+
+void Switcher::on_end(PolicyContext& ctx) {
+  running_ = false;
+  if (early_ && pos_ >= 0) schedule(ctx, ctx.now_ns());
+}
+
+void Switcher::on_timer(PolicyContext& ctx) {
+  if (early_ && pos_ >= 0) schedule(ctx, running_ ? -1 : ctx.now_ns());
+}
+
+void Switcher::schedule(PolicyContext& ctx, std::int64_t ended_ns) {
+  if (pos_ < 0 || issued_ordinal_ > ordinal_) return;  // one early request in flight
+  const auto n = static_cast<int>(steps_.size());
+  const double now = static_cast<double>(ctx.now_ns());
+  const Step& cur = steps_[static_cast<std::size_t>(pos_)];
+  // Predicted start of the next kernel.
+  double t = ended_ns >= 0
+                 ? static_cast<double>(ended_ns) + cur.gap_ns
+                 : std::max(now, static_cast<double>(start_ns_) + cur.duration_ns) + cur.gap_ns;
+  const double horizon =
+      std::max(ctx.expected_core_switch_ns(), ctx.expected_memory_switch_ns()) + 1.0;
+  Clocks prev = cur.pair;
+  for (int k = 1; k <= n; ++k) {
+    const Step& s = steps_[static_cast<std::size_t>((pos_ + k) % n)];
+    if (!(s.pair == prev)) {
+      const double lead = lead_ns(ctx, prev, s.pair);
+      // A switch that lands (almost) at once is best requested when its
+      // kernel starts: an early one would land inside a late-running kernel.
+      if (lead <= kImmediateSwitchNs) return;
+      const double issue = t - lead;
+      if (issue <= now + 0.5) {
+        ctx.request(s.pair.core_mhz, s.pair.memory_mhz);
+        issued_ordinal_ = ordinal_ + k;
+      } else {
+        ctx.set_timer(static_cast<std::int64_t>(std::llround(issue)));
+      }
+      return;
+    }
+    if (t - now > horizon) return;
+    t += s.duration_ns + s.gap_ns;
+  }
+}
+
+}  // namespace dvfsim::plan

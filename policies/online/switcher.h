@@ -1,0 +1,55 @@
+#pragma once
+// Follows a per-position plan of pairs, issuing switches early so that they
+// land on time.
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "sim/policy.h"
+
+namespace dvfsim::plan {
+
+// Drives a per-position plan of pairs through ctx.request. With `early`, each
+// change of pair is requested ahead of the kernel it is for by the expected
+// switch latency of the domains that change (core, memory), predicted from
+// the planned durations and observed gaps, via set_timer or the end of an
+// earlier kernel; it lands on time when the prediction holds. Without
+// `early`, each change is requested when its kernel starts.
+// A switch whose expected latency is at most this lands (almost) at once: it
+// is requested when its kernel starts, since an early request would land
+// inside the kernel before, if that one runs late (1 us: far below any
+// kernel-to-kernel stretch, far above the zero of --set switch_latency_us=0).
+inline constexpr double kImmediateSwitchNs = 1000.0;
+
+class Switcher {
+ public:
+  struct Step {
+    Clocks pair;
+    double duration_ns = 0.0;  // predicted at `pair`
+    double gap_ns = 0.0;       // predicted idle time after it
+  };
+  void set_plan(std::vector<Step> steps, bool early) {
+    steps_ = std::move(steps);
+    early_ = early;
+    issued_ordinal_ = -1;
+  }
+  bool active() const { return !steps_.empty(); }
+  // The kernel at `position` of the plan starts now (position < 0: unknown,
+  // the switcher stops predicting until the next known position).
+  void on_start(PolicyContext& ctx, int position);
+  void on_end(PolicyContext& ctx);
+  void on_timer(PolicyContext& ctx);
+  double lead_ns(const PolicyContext& ctx, const Clocks& from, const Clocks& to) const;
+
+ private:
+  void schedule(PolicyContext& ctx, std::int64_t next_free_ns);
+  std::vector<Step> steps_;
+  bool early_ = true;
+  int pos_ = -1;
+  std::int64_t ordinal_ = 0;   // kernels started under the plan
+  std::int64_t start_ns_ = 0;  // start of the current kernel
+  bool running_ = false;
+  std::int64_t issued_ordinal_ = -1;  // ordinal of the kernel the last early request is for
+};
+
+}  // namespace dvfsim::plan

@@ -1,0 +1,45 @@
+#pragma once
+// A planned clock sequence run on the engine's own GPU model
+// (sim/gpu_timeline.h), to predict the firmware cap each kernel meets and
+// the plan's time and energy.
+#include <cstdint>
+#include <vector>
+
+#include "policies/planning/tables.h"
+#include "sim/gpu_timeline.h"
+#include "sim/policy.h"
+
+namespace dvfsim::plan {
+
+// ---------------------------------------------------------------- firmware
+
+// A planned sequence run on the engine's own GPU model (sim/gpu_timeline.h)
+// with switches that land at once: kernels back to back with their gaps, each
+// memory-clock change stalling the GPU for the stall the engine expects, the
+// firmware cap updated every governor period. It predicts the cap each kernel
+// will meet, and the plan's time and energy.
+struct Emulation {
+  std::vector<std::int32_t> cap_mhz;  // cap in force when each kernel starts
+  std::vector<double> time_of_step;   // kernel durations (ns)
+  double time_ns = 0.0;               // first start to last end (gaps and stalls included)
+  double energy_j = 0.0;
+  std::int64_t memory_switches = 0;
+};
+struct EmulationStart {
+  std::int32_t cap_mhz = 0;  // the cap in force at the start (0: computed as the engine's warm-up)
+  Clocks warm_pair;          // warm-up: the clocks set before the run
+  double first_tick_ns = -1.0;  // time of the first governor tick (< 0: one period in)
+  // The clocks in force before the first kernel (memory_mhz 0: none): a
+  // different memory clock for the first kernel costs a stall.
+  Clocks from;
+  // GPU stall per memory switch (< 0: the device's; policies pass
+  // PolicyContext::expected_memory_stall_ns(), which honours the engine's
+  // settings and never exceeds the switch latency).
+  double stall_ns = -1.0;
+};
+Emulation emulate(const GpuModel& m, const std::vector<ItemSpec>& kernels,
+                  const std::vector<Clocks>& pairs, const EmulationStart& start);
+// The simulated GPU a policy runs on (its models and firmware), for emulate().
+GpuModel gpu_model(const PolicyContext& ctx);
+
+}  // namespace dvfsim::plan

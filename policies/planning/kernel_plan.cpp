@@ -1,0 +1,328 @@
+#include "policies/planning/kernel_plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "sim/error.h"
+
+namespace dvfsim::plan {
+
+// ------------------------------------------------------------------ plans
+
+std::vector<ParamSpec> memory_mode_params() {
+  return {
+      {"memory", ParamSpec::Kind::defaulted, "auto",
+       "auto (the better of per-kernel and fixed, stalls charged), per-kernel (memory clock per "
+       "kernel, switch stalls ignored by the solver) or fixed (one memory clock for the run)"}};
+}
+
+MemoryMode parse_memory_mode(const Params& p, const std::string& policy) {
+  const std::string v = p.str("memory");
+  if (v == "auto") return MemoryMode::automatic;
+  if (v == "per-kernel") return MemoryMode::per_kernel;
+  if (v == "fixed") return MemoryMode::fixed;
+  throw InputError(fmt::format(
+      "policy {}: parameter 'memory': '{}' is not one of auto, per-kernel, fixed", policy, v));
+}
+
+std::vector<ParamSpec> aggregation_params() {
+  return {{"aggregation", ParamSpec::Kind::defaulted, "global",
+           "global (one time budget for the whole run: multiple-choice knapsack) or local (every "
+           "step within its own reference time x (1 + max_slowdown/100))"}};
+}
+
+Aggregation parse_aggregation(const Params& p, const std::string& policy) {
+  const std::string v = p.str("aggregation");
+  if (v == "global") return Aggregation::global;
+  if (v == "local") return Aggregation::local;
+  throw InputError(fmt::format(
+      "policy {}: parameter 'aggregation': '{}' is not one of global, local", policy, v));
+}
+
+namespace {
+
+double local_score(const Objective& o, double e, double t) {
+  switch (o.kind) {
+    case ObjectiveKind::edp:
+      return e * t;
+    case ObjectiveKind::ed2p:
+      return e * t * t;
+    default:
+      return e;
+  }
+}
+
+}  // namespace
+
+Plan plan_steps(const PlanInput& in) {
+  const auto started = std::chrono::steady_clock::now();
+  const Tables& tb = *in.tables;
+  const Device& d = *in.device;
+  const Grid& g = tb.grid;
+  const std::size_t steps = in.sequence.size();
+  int defp = g.find(d.default_core_mhz, d.default_memory_mhz);
+  if (defp < 0) defp = static_cast<int>(g.pairs.size()) - 1;
+  const auto def = static_cast<std::size_t>(defp);
+  double ref = in.reference_ns;
+  if (ref < 0) {
+    ref = in.time_offset_ns;
+    for (auto i : in.sequence) ref += tb.t(i, def);
+  }
+  const double budget_total = in.objective.budget(ref);
+  const StallCharge stall{
+      in.memory_stall_ns >= 0 ? in.memory_stall_ns : d.memory_switch_stall_us * 1e3,
+      idle_power_w(*in.power, g.pairs[def])};
+
+  struct Mode {
+    std::string name;
+    std::vector<char> mask;  // empty: every pair
+  };
+  std::vector<Mode> modes;
+  const std::size_t mems = memory_clock_count(g);
+  if (in.memory != MemoryMode::fixed || mems <= 1) modes.push_back({"per-kernel memory", {}});
+  if (in.memory != MemoryMode::per_kernel && mems > 1)
+    for (MemoryMask& mm : memory_masks(g))
+      modes.push_back(
+          {fmt::format("memory fixed at {} MHz", mm.memory_mhz), std::move(mm.allowed)});
+
+  Plan best;
+  bool have = false, best_feasible = false;
+  double best_score = 0;
+  for (const Mode& mode : modes) {
+    const std::vector<char>* mask = mode.mask.empty() ? nullptr : &mode.mask;
+    const Hulls h = in.aggregation == Aggregation::global ? lower_hulls(tb, mask) : Hulls{};
+    double reserve = 0;
+    Plan cand;
+    Solution sol;
+    for (int round = 0; round < kStallReserveRounds; ++round) {
+      std::vector<std::int32_t> pairs(steps, defp);
+      std::vector<double> times(steps, 0.0);
+      double kt = 0, ke = 0;
+      if (in.aggregation == Aggregation::global) {
+        sol = solve_objective(tb, h, in.objective, ref, in.time_offset_ns + reserve, 0.0);
+        std::vector<std::uint32_t> seen(tb.items, 0);
+        for (std::size_t s = 0; s < steps; ++s) {
+          const auto i = in.sequence[s];
+          pairs[s] = sol.assignment.pair_of(i, seen[i]++);
+        }
+      } else {
+        for (std::size_t s = 0; s < steps; ++s) {
+          const auto i = in.sequence[s];
+          const double r = s < in.step_reference_ns.size() ? in.step_reference_ns[s] : tb.t(i, def);
+          const double bound = in.objective.time_bounded() ? in.objective.budget(r) : HUGE_VAL;
+          std::int32_t bp = -1, fastest = -1;
+          double bs = 0, bt = 0, ft = 0;
+          for (std::size_t p = 0; p < tb.pairs; ++p) {
+            if (mask && !(*mask)[p]) continue;
+            const double t = tb.t(i, p), e = tb.e(i, p);
+            if (fastest < 0 || t < ft) {
+              fastest = static_cast<std::int32_t>(p);
+              ft = t;
+            }
+            if (t > bound * (1 + 1e-12)) continue;
+            const double sc = local_score(in.objective, e, t);
+            if (bp < 0 || sc < bs || (sc == bs && t < bt)) {
+              bp = static_cast<std::int32_t>(p);
+              bs = sc;
+              bt = t;
+            }
+          }
+          pairs[s] = bp >= 0 ? bp : fastest;
+        }
+      }
+      for (std::size_t s = 0; s < steps; ++s) {
+        times[s] = tb.t(in.sequence[s], static_cast<std::size_t>(pairs[s]));
+        kt += times[s];
+        ke += tb.e(in.sequence[s], static_cast<std::size_t>(pairs[s]));
+      }
+      if (in.aggregation == Aggregation::local) {
+        sol = Solution{};
+        sol.time_ns = kt;
+        sol.energy_j = sol.dual_bound_j = ke;
+      }
+      cand.pair_of_step = std::move(pairs);
+      cand.time_of_step = std::move(times);
+      cand.memory_switches =
+          mode.mask.empty() ? memory_changes(g, cand.pair_of_step, in.cyclic) : 0;
+      const double st = stall.time_ns(cand.memory_switches);
+      cand.time_ns = in.time_offset_ns + kt + st;
+      cand.energy_j = ke + stall.energy_j(cand.memory_switches);
+      if (in.aggregation != Aggregation::global || !in.objective.time_bounded() ||
+          cand.time_ns <= budget_total || st <= reserve)
+        break;
+      reserve = st;  // solve again with the stalls taken out of the budget
+    }
+    cand.budget_ns = budget_total;
+    cand.mode = mode.name;
+    const bool feasible = !(cand.time_ns > budget_total * (1 + 1e-12));
+    const double score = in.objective.score(cand.energy_j, cand.time_ns);
+    const bool better = !have || (feasible && !best_feasible) ||
+                        (feasible == best_feasible &&
+                         (feasible ? score < best_score : cand.time_ns < best.time_ns));
+    if (!better) continue;
+    have = true;
+    best_feasible = feasible;
+    best_score = score;
+    cand.report.policy = in.policy;
+    cand.report.what = fmt::format("{} ({}, {} {}, {} memory switches)", in.what,
+                                   in.aggregation == Aggregation::global ? "global" : "local",
+                                   to_string(in.objective.kind), mode.name, cand.memory_switches);
+    cand.report.items = tb.items;
+    cand.report.copies = steps;
+    cand.report.pairs =
+        mask ? static_cast<std::size_t>(std::count(mask->begin(), mask->end(), 1)) : tb.pairs;
+    cand.report.hull_vertices = h.pair.size();
+    cand.report.budget_ns = budget_total;
+    cand.report.time_ns = cand.time_ns;
+    cand.report.energy_j = sol.energy_j;
+    cand.report.dual_bound_j = sol.dual_bound_j;
+    cand.report.gap_j = sol.gap_j();
+    cand.report.gap_pct = sol.gap_pct();
+    cand.report.feasible = feasible;
+    best = std::move(cand);
+  }
+  best.report.solve_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  return best;
+}
+
+KernelPlan plan_kernels(const KernelPlanInput& in) {
+  const auto started = std::chrono::steady_clock::now();
+  const Device& d = *in.gpu.device;
+  const std::size_t n = in.kernels.size();
+  const bool grouped = !in.group_of_kernel.empty();
+  KernelPlan best;
+  const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+  const std::vector<Clocks> defaults(n, def);
+  const Emulation em0 = emulate(in.gpu, in.kernels, defaults, in.start);
+  const Objective& obj = in.plan.objective;
+  best.reference_ns = em0.time_ns;
+  best.reference_energy_j = em0.energy_j;
+  best.budget_ns = obj.budget(em0.time_ns);
+  best.pairs = defaults;
+  best.group_pairs.assign(in.groups, def);
+  best.emulation = em0;
+  double best_score = obj.score(em0.energy_j, em0.time_ns);
+  bool have_plan = false;
+
+  double gaps = 0;
+  for (std::size_t i = 0; i + 1 < n; ++i) gaps += in.kernels[i].gap_ns;
+  std::vector<double> step_ref;
+  if (grouped) {
+    step_ref.assign(in.groups, 0.0);
+    for (std::size_t i = 0; i < n; ++i) step_ref[in.group_of_kernel[i]] += em0.time_of_step[i];
+  } else {
+    step_ref = em0.time_of_step;
+  }
+  std::vector<std::int32_t> caps = em0.cap_mhz;
+  double tighten = in.extra_tighten_ns;
+  std::vector<ItemSpec> items = in.kernels;
+  int rounds = 0;
+  for (int round = 0; round < std::max(1, in.rounds); ++round) {
+    rounds = round + 1;
+    for (std::size_t i = 0; i < n; ++i) items[i].max_core_mhz = caps[i];
+    Tables tb;
+    PlanInput p = in.plan;
+    p.memory_stall_ns = in.start.stall_ns;
+    p.device = in.gpu.device;
+    p.power = in.gpu.power;
+    if (grouped) {
+      const Tables per_kernel =
+          build_tables(d, *in.gpu.latency, *in.gpu.power, items, default_table_options(d));
+      tb = group_tables(per_kernel, in.group_of_kernel, in.groups);
+      p.sequence.clear();
+      for (std::uint32_t g = 0; g < in.groups; ++g) p.sequence.push_back(g);
+    } else {
+      const Grouping g = group_identical(items);
+      tb = build_tables(d, *in.gpu.latency, *in.gpu.power, g.items, default_table_options(d));
+      p.sequence = g.item_of;
+    }
+    p.tables = &tb;
+    p.reference_ns = em0.time_ns;
+    p.time_offset_ns = gaps + tighten;
+    p.step_reference_ns = step_ref;
+    if (tighten > 0 && best.budget_ns > 0 && std::isfinite(best.budget_ns)) {
+      // Local shares shrink in proportion to the tightening.
+      const double f = std::max(0.0, 1.0 - tighten / best.budget_ns);
+      for (auto& r : p.step_reference_ns) r *= f;
+    }
+    const Plan pl = plan_steps(p);
+    std::vector<Clocks> pairs(n);
+    for (std::size_t i = 0; i < n; ++i)
+      pairs[i] = tb.grid.pairs[static_cast<std::size_t>(
+          pl.pair_of_step[grouped ? in.group_of_kernel[i] : i])];
+    Emulation em = emulate(in.gpu, in.kernels, pairs, in.start);
+    const bool feasible = !(em.time_ns > best.budget_ns);
+    const double score = obj.score(em.energy_j, em.time_ns);
+    if (feasible && score < best_score) {
+      best_score = score;
+      best.pairs = pairs;
+      if (grouped) {
+        best.group_pairs.clear();
+        for (std::size_t g = 0; g < in.groups; ++g)
+          best.group_pairs.push_back(tb.grid.pairs[static_cast<std::size_t>(pl.pair_of_step[g])]);
+      }
+      best.emulation = em;
+      best.report = pl.report;
+      have_plan = true;
+    } else if (!have_plan) {
+      best.report = pl.report;
+    }
+    if (feasible) {
+      if (em.cap_mhz == caps) break;  // fixed point: the next round would repeat this one
+      caps = em.cap_mhz;
+    } else {
+      tighten += tightening_ns(em.time_ns - best.budget_ns, best.budget_ns);
+      for (std::size_t i = 0; i < n; ++i) caps[i] = std::min(caps[i], em.cap_mhz[i]);
+    }
+  }
+  SolveReport& r = best.report;
+  r.policy = in.plan.policy;
+  r.budget_ns = best.budget_ns;
+  r.time_ns = best.emulation.time_ns;
+  r.feasible = have_plan || !obj.time_bounded();
+  r.rounds = rounds;
+  r.what += fmt::format("; emulated {:.3f} ms, {:.4f} J vs default clocks {:.3f} ms, {:.4f} J{}",
+                        best.emulation.time_ns * 1e-6, best.emulation.energy_j, em0.time_ns * 1e-6,
+                        em0.energy_j, have_plan ? "" : " (kept the default clocks)");
+  r.solve_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  return best;
+}
+
+KernelPlanInput whole_run_input(const PolicyContext& ctx) {
+  const Workload& w = ctx.workload();
+  const std::size_t n = w.kernels.size();
+  const RunResult* base = ctx.baseline();
+  if (base && base->kernels.size() != n) base = nullptr;
+  KernelPlanInput in;
+  in.gpu = gpu_model(ctx);
+  in.kernels.resize(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    in.kernels[k].cost = ctx.costs()[k];
+    double gap = 0;
+    if (k + 1 < n) {
+      if (base) {
+        gap = static_cast<double>(base->kernels[k + 1].start_ns - base->kernels[k].start_ns -
+                                  base->kernels[k].duration_ns);
+      } else {
+        const Kernel& a = w.kernels[k];
+        gap = static_cast<double>(w.kernels[k + 1].traced_start_ns - a.traced_start_ns -
+                                  a.work.duration_ns);
+      }
+    }
+    in.kernels[k].gap_ns = std::max(0.0, gap);
+  }
+  const Device& d = ctx.device();
+  in.start.cap_mhz = 0;  // warm-up as the engine does it
+  in.start.warm_pair = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+  in.start.from = in.start.warm_pair;
+  in.start.stall_ns = ctx.expected_memory_stall_ns();
+  in.plan.cyclic = false;
+  return in;
+}
+
+}  // namespace dvfsim::plan

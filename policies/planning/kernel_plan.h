@@ -1,0 +1,136 @@
+#pragma once
+// Plans of one pair per step (a kernel, a group of identical kernels, a
+// phase): the knapsack under the objective with the memory-clock modes
+// (plan_steps), and per-kernel plans checked against the firmware by emulation
+// until the caps they meet are a fixed point (plan_kernels).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "policies/objective.h"
+#include "policies/planning/emulation.h"
+#include "policies/planning/report.h"
+#include "policies/planning/solver.h"
+#include "policies/planning/tables.h"
+#include "sim/params.h"
+#include "sim/policy.h"
+#include "sim/result.h"
+
+namespace dvfsim::plan {
+
+// ---------------------------------------------------------------- kernel plans
+
+// Budget tightening after a plan missed its budget in emulation or replay:
+// the next round's knapsack budget shrinks by kOvershootTightening x the
+// overshoot (the knapsack's separable time model misses part of what the
+// emulation sees, the firmware cap and stalls, so taking off the overshoot
+// alone tends to miss again) plus kBudgetTighteningFloor x the budget (so
+// that an overshoot of a few ns still moves the plan).
+inline constexpr double kOvershootTightening = 1.5;
+inline constexpr double kBudgetTighteningFloor = 1e-5;
+inline double tightening_ns(double overshoot_ns, double budget_ns) {
+  return kOvershootTightening * overshoot_ns + kBudgetTighteningFloor * budget_ns;
+}
+// Rounds of plan_kernels: solve with the caps the emulation predicts, emulate,
+// repeat until the caps are a fixed point. The shipped traces settle in 2-5
+// rounds; the bound stops a plan whose caps oscillate.
+inline constexpr int kCapRounds = 16;
+// Re-solves of plan_steps with the memory-switch stalls taken out of the
+// budget, and of the online planners' tightening: each round removes most
+// of the overshoot, so a few suffice; more only cost solve time.
+inline constexpr int kStallReserveRounds = 4;
+inline constexpr int kTighteningRounds = 4;
+
+// How a per-kernel plan may use the memory clock. A memory switch stalls the
+// GPU (Device::memory_switch_stall_us), which the separable knapsack cannot
+// see: `per-kernel` ignores it (the published method), `fixed` keeps one
+// memory clock for the whole plan (the best one) and picks core clocks per
+// kernel, `auto` solves both, charges the per-kernel plan its stalls (time and
+// idle energy) and keeps the better.
+enum class MemoryMode { automatic, per_kernel, fixed };
+std::vector<ParamSpec> memory_mode_params();
+MemoryMode parse_memory_mode(const Params& p, const std::string& policy);
+
+// How the time budget is shared: `global` holds only the total (knapsack),
+// `local` holds every step (kernel or phase) to its own reference time x
+// (1 + max_slowdown/100).
+enum class Aggregation { global, local };
+std::vector<ParamSpec> aggregation_params();
+Aggregation parse_aggregation(const Params& p, const std::string& policy);
+
+// A plan over a sequence of steps (kernels, or phases), each step one copy of
+// a table item: the r-th occurrence of item i in `sequence` is its r-th copy
+// (the item counts must match the occurrences).
+struct PlanInput {
+  const Device* device = nullptr;
+  const PowerModel* power = nullptr;
+  const Tables* tables = nullptr;
+  std::vector<std::uint32_t> sequence;
+  bool cyclic = true;  // the sequence repeats (memory switch from last to first)
+  Objective objective;
+  Aggregation aggregation = Aggregation::global;
+  MemoryMode memory = MemoryMode::automatic;
+  // Modelled total time = time_offset + sum of step times (+ stalls), held to
+  // objective.budget(reference_ns). reference_ns < 0: the modelled time at the
+  // device's default clocks.
+  double reference_ns = -1.0;
+  double time_offset_ns = 0.0;
+  // Local aggregation: each step's own reference time (empty: at default clocks).
+  std::vector<double> step_reference_ns;
+  double memory_stall_ns = -1.0;  // per memory switch (< 0: the device's)
+  std::string policy;             // for the report
+  std::string what;
+};
+
+struct Plan {
+  std::vector<std::int32_t> pair_of_step;  // grid index per step
+  std::vector<double> time_of_step;        // modelled ns at that pair
+  double time_ns = 0.0;                    // modelled total: offset, steps and stalls
+  double energy_j = 0.0;                   // modelled total: steps and stalls
+  double budget_ns = 0.0;                  // on the total; +inf when unbounded
+  std::int64_t memory_switches = 0;
+  std::string mode;  // the memory mode chosen
+  SolveReport report;
+};
+// Plans one pair per step; the plan carries its solve report.
+Plan plan_steps(const PlanInput& in);
+
+// A per-kernel (or per-group) plan checked against the firmware: the
+// reference is the emulated run at the device's default clocks (what the
+// `native` baseline does), the budget objective.budget(reference); then, for
+// rounds, tables are built with the caps the emulation predicts for each
+// kernel, the knapsack is solved (plan_steps), and the plan is emulated again
+// (new caps, and the budget tightened by any overshoot), until a round's caps
+// and budget are those it started from (a fixed point) or `rounds` have run.
+// The best plan whose emulated time meets the budget is kept — the default
+// clocks when none does.
+struct KernelPlanInput {
+  GpuModel gpu;                   // the simulated GPU (gpu_model(ctx))
+  std::vector<ItemSpec> kernels;  // one per kernel, launch order, count 1
+  // Optional: kernels of one group share one pair (pass-level); groups are
+  // numbered in order of first appearance.
+  std::vector<std::uint32_t> group_of_kernel;
+  std::size_t groups = 0;
+  EmulationStart start;           // firmware state when the plan starts
+  PlanInput plan;                 // objective, aggregation, memory, cyclic, policy, what
+  int rounds = kCapRounds;        // at most
+  double extra_tighten_ns = 0.0;  // taken off the knapsack budget from the start
+};
+struct KernelPlan {
+  std::vector<Clocks> pairs;        // per kernel
+  std::vector<Clocks> group_pairs;  // per group, when grouped
+  Emulation emulation;              // of the chosen plan
+  double reference_ns = 0.0;        // emulated time at default clocks
+  double reference_energy_j = 0.0;
+  double budget_ns = 0.0;
+  SolveReport report;
+};
+KernelPlan plan_kernels(const KernelPlanInput& in);
+
+// The whole run as an oracle sees it before it starts: every kernel's cost
+// and the idle gap after each (from the baseline run, else from the trace);
+// the firmware warmed up at the default clocks (the policy sets no clocks in
+// begin()). Fills gpu, kernels, start and plan.cyclic.
+KernelPlanInput whole_run_input(const PolicyContext& ctx);
+
+}  // namespace dvfsim::plan

@@ -1,0 +1,330 @@
+#include "policies/planning/solver.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "policies/planning/lagrangian.h"
+
+namespace dvfsim::plan {
+
+// ------------------------------------------------------------------ hulls
+
+namespace {
+
+struct Pt {
+  double t, e;
+  std::int32_t p;
+};
+
+bool before(const Pt& a, const Pt& b) {
+  return a.t < b.t || (a.t == b.t && a.e < b.e);
+}
+
+// Lower-left convex chain of points sorted by (t, e).
+void chain(const std::vector<Pt>& in, std::vector<Pt>& out) {
+  out.clear();
+  for (const Pt& pt : in) {
+    if (!out.empty() && pt.e >= out.back().e) continue;  // dominated
+    while (!out.empty() && out.back().t >= pt.t) out.pop_back();
+    while (out.size() >= 2) {
+      const Pt& a = out[out.size() - 2];
+      const Pt& b = out.back();
+      const double cross = (b.t - a.t) * (pt.e - a.e) - (b.e - a.e) * (pt.t - a.t);
+      if (cross > 0) break;
+      out.pop_back();
+    }
+    out.push_back(pt);
+  }
+}
+
+void insertion_sort(std::vector<Pt>& v) {
+  for (std::size_t i = 1; i < v.size(); ++i) {
+    Pt x = v[i];
+    std::size_t j = i;
+    while (j > 0 && before(x, v[j - 1])) {
+      v[j] = v[j - 1];
+      --j;
+    }
+    v[j] = x;
+  }
+}
+
+}  // namespace
+
+Hulls lower_hulls(const Tables& tb, const std::vector<char>* allowed) {
+  Hulls h;
+  h.begin.reserve(tb.items + 1);
+  h.begin.push_back(0);
+  std::vector<Pt> col, colh, all, out;
+  const auto& mb = tb.grid.mem_begin;
+  for (std::size_t i = 0; i < tb.items; ++i) {
+    all.clear();
+    for (std::size_t m = 0; m + 1 < mb.size(); ++m) {
+      col.clear();
+      // Time does not increase with the core clock: walk the column downwards
+      // for a nearly sorted list.
+      for (auto p = mb[m + 1]; p-- > mb[m];) {
+        if (allowed && !(*allowed)[p]) continue;
+        col.push_back({tb.t(i, p), tb.e(i, p), static_cast<std::int32_t>(p)});
+      }
+      insertion_sort(col);
+      chain(col, colh);
+      all.insert(all.end(), colh.begin(), colh.end());
+    }
+    std::sort(all.begin(), all.end(), [](const Pt& a, const Pt& b) {
+      return before(a, b) || (!before(b, a) && a.p < b.p);
+    });
+    chain(all, out);
+    for (const Pt& pt : out) {
+      h.pair.push_back(pt.p);
+      h.t.push_back(pt.t);
+      h.e.push_back(pt.e);
+    }
+    h.begin.push_back(static_cast<std::uint32_t>(h.pair.size()));
+  }
+  if (allowed) h.allowed = *allowed;
+  return h;
+}
+
+// ------------------------------------------------------------------ solver
+
+std::int32_t Assignment::pair_of(std::size_t item, std::uint32_t r) const {
+  const auto& v = items[item];
+  for (const Choice& c : v) {
+    if (r < c.count) return c.pair;
+    r -= c.count;
+  }
+  return v.empty() ? -1 : v.back().pair;
+}
+
+namespace {
+
+// The knapsack's bisection: at most 100 halvings, down to a relative width of
+// 1e-13 (the multiplier is then exact to the table's precision).
+constexpr int kBisectionSteps = 100;
+constexpr double kBisectionTolerance = 1e-13;
+
+// Vertex of item i minimising e + lambda t (ties: the faster one).
+inline std::uint32_t pick(const Hulls& h, std::size_t i, double lambda) {
+  std::uint32_t j = h.begin[i];
+  const std::uint32_t end = h.begin[i + 1];
+  while (j + 1 < end && (h.e[j + 1] - h.e[j]) + lambda * (h.t[j + 1] - h.t[j]) < 0) ++j;
+  return j;
+}
+
+struct Eval {
+  double time = 0, energy = 0, lagr = 0;
+};
+
+Eval evaluate(const Tables& tb, const Hulls& h, double lambda, std::vector<std::uint32_t>* picks) {
+  Eval ev;
+  for (std::size_t i = 0; i < tb.items; ++i) {
+    const std::uint32_t j = pick(h, i, lambda);
+    const double n = tb.count[i];
+    ev.time += n * h.t[j];
+    ev.energy += n * h.e[j];
+    if (picks) (*picks)[i] = j;
+  }
+  ev.lagr = ev.energy + lambda * ev.time;
+  return ev;
+}
+
+// Per item: (hull vertex, copies), the copies still movable are in the last entry.
+struct VState {
+  std::uint32_t vertex;
+  std::uint32_t count;
+};
+
+Solution finish(const Tables& tb, const Hulls& h, const std::vector<std::vector<VState>>& st) {
+  Solution s;
+  s.assignment.items.resize(tb.items);
+  for (std::size_t i = 0; i < tb.items; ++i)
+    for (const VState& v : st[i]) {
+      if (v.count == 0) continue;
+      s.assignment.items[i].push_back({h.pair[v.vertex], v.count});
+      s.time_ns += v.count * h.t[v.vertex];
+      s.energy_j += v.count * h.e[v.vertex];
+    }
+  return s;
+}
+
+void totals(const Tables& tb, Solution& s) {
+  s.time_ns = s.energy_j = 0;
+  for (std::size_t i = 0; i < tb.items; ++i)
+    for (const Choice& c : s.assignment.items[i]) {
+      s.time_ns += c.count * tb.t(i, static_cast<std::size_t>(c.pair));
+      s.energy_j += c.count * tb.e(i, static_cast<std::size_t>(c.pair));
+    }
+}
+
+}  // namespace
+
+Solution solve_budget(const Tables& tb, const Hulls& h, double budget) {
+  std::vector<std::uint32_t> picks(tb.items);
+  // lambda = 0: every item at its least energy.
+  Eval lo_ev = evaluate(tb, h, 0.0, &picks);
+  auto from_picks = [&](const std::vector<std::uint32_t>& pk) {
+    std::vector<std::vector<VState>> st(tb.items);
+    for (std::size_t i = 0; i < tb.items; ++i) st[i].push_back({pk[i], tb.count[i]});
+    return st;
+  };
+  if (!(lo_ev.time > budget)) {
+    Solution s = finish(tb, h, from_picks(picks));
+    s.dual_bound_j = s.energy_j;
+    return s;
+  }
+  // lambda_hi: steep enough that every item takes its fastest vertex.
+  double hi = 0;
+  for (std::size_t i = 0; i < tb.items; ++i)
+    for (auto j = h.begin[i]; j + 1 < h.begin[i + 1]; ++j)
+      hi = std::max(hi, -(h.e[j + 1] - h.e[j]) / (h.t[j + 1] - h.t[j]));
+  hi = hi * 1.0001 + 1e-300;
+  Eval hi_ev = evaluate(tb, h, hi, &picks);
+  Solution best;
+  if (hi_ev.time > budget) {
+    best = finish(tb, h, from_picks(picks));
+    best.feasible = false;
+    best.lambda = hi;
+    best.dual_bound_j = best.energy_j;
+    return best;
+  }
+  double dual = std::max(lo_ev.lagr - 0.0 * budget, hi_ev.lagr - hi * budget);
+  double lo = 0.0;
+  const int iters = bisect_multiplier(
+      lo, hi, budget, dual, kBisectionSteps, kBisectionTolerance,
+      [&](double lambda) { return evaluate(tb, h, lambda, nullptr); }, [](const Eval&) {});
+  evaluate(tb, h, hi, &picks);
+  auto st = from_picks(picks);
+  double left = budget;
+  for (std::size_t i = 0; i < tb.items; ++i) left -= tb.count[i] * h.t[picks[i]];
+
+  // Greedy fill along hull edges, most joules saved per ns first.
+  struct Edge {
+    double rate;
+    std::uint32_t item, vertex;
+  };
+  std::vector<Edge> edges;
+  for (std::size_t i = 0; i < tb.items; ++i)
+    for (auto j = picks[i]; j + 1 < h.begin[i + 1]; ++j)
+      edges.push_back(
+          {-(h.e[j + 1] - h.e[j]) / (h.t[j + 1] - h.t[j]), static_cast<std::uint32_t>(i), j});
+  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) {
+    if (a.rate != b.rate) return a.rate > b.rate;
+    if (a.item != b.item) return a.item < b.item;
+    return a.vertex < b.vertex;
+  });
+  for (const Edge& ed : edges) {
+    auto& v = st[ed.item];
+    if (v.back().vertex != ed.vertex) continue;
+    const double dt = h.t[ed.vertex + 1] - h.t[ed.vertex];
+    if (dt > left) continue;
+    const auto k =
+        static_cast<std::uint32_t>(std::min<double>(v.back().count, std::floor(left / dt)));
+    if (k == 0) continue;
+    left -= k * dt;
+    v.back().count -= k;
+    if (v.back().count == 0) v.pop_back();
+    v.push_back({ed.vertex + 1, k});
+  }
+  best = finish(tb, h, st);
+  // One pass over every allowed pair with what is left.
+  for (std::size_t i = 0; i < tb.items && left > 0; ++i) {
+    auto& choices = best.assignment.items[i];
+    const std::size_t nc = choices.size();
+    for (std::size_t c = 0; c < nc && left > 0; ++c) {
+      const auto cur = static_cast<std::size_t>(choices[c].pair);
+      const double t0 = tb.t(i, cur), e0 = tb.e(i, cur);
+      std::int32_t bestp = -1;
+      double save = 0;
+      for (std::size_t p = 0; p < tb.pairs; ++p) {
+        if (!h.allowed.empty() && !h.allowed[p]) continue;
+        const double dt = tb.t(i, p) - t0, de = e0 - tb.e(i, p);
+        if (de > save && dt <= left) {
+          save = de;
+          bestp = static_cast<std::int32_t>(p);
+        }
+      }
+      if (bestp < 0) continue;
+      const double dt = tb.t(i, static_cast<std::size_t>(bestp)) - t0;
+      auto k = choices[c].count;
+      if (dt > 0) k = static_cast<std::uint32_t>(std::min<double>(k, std::floor(left / dt)));
+      if (k == 0) continue;
+      left -= k * dt;
+      choices[c].count -= k;
+      choices.push_back({bestp, k});
+    }
+    std::erase_if(choices, [](const Choice& c) { return c.count == 0; });
+  }
+  totals(tb, best);
+  best.lambda = hi;
+  best.iterations = iters;
+  best.dual_bound_j = std::min(dual, best.energy_j);
+  return best;
+}
+
+Solution at_pair(const Tables& tb, std::int32_t pair) {
+  Solution s;
+  s.assignment.items.resize(tb.items);
+  for (std::size_t i = 0; i < tb.items; ++i) s.assignment.items[i].push_back({pair, tb.count[i]});
+  totals(tb, s);
+  s.dual_bound_j = s.energy_j;
+  return s;
+}
+
+Solution solve_objective(const Tables& tb, const Hulls& h, const Objective& o, double reference_ns,
+                         double time_offset_ns, double energy_offset_j) {
+  if (o.kind == ObjectiveKind::waste || o.kind == ObjectiveKind::energy)
+    return solve_budget(tb, h, o.budget(reference_ns) - time_offset_ns);
+  // edp / ed2p: walk the aggregate hull from the fastest assignment, one hull
+  // edge at a time in order of joules saved per ns, copy by copy.
+  struct Edge {
+    double rate;
+    std::uint32_t item, vertex;
+  };
+  std::vector<Edge> edges;
+  double T = time_offset_ns, E = energy_offset_j;
+  for (std::size_t i = 0; i < tb.items; ++i) {
+    T += tb.count[i] * h.t[h.begin[i]];
+    E += tb.count[i] * h.e[h.begin[i]];
+    for (auto j = h.begin[i]; j + 1 < h.begin[i + 1]; ++j)
+      edges.push_back(
+          {-(h.e[j + 1] - h.e[j]) / (h.t[j + 1] - h.t[j]), static_cast<std::uint32_t>(i), j});
+  }
+  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) {
+    if (a.rate != b.rate) return a.rate > b.rate;
+    if (a.item != b.item) return a.item < b.item;
+    return a.vertex < b.vertex;
+  });
+  double best = o.score(E, T);
+  std::size_t best_edge = 0;  // edges fully applied
+  std::uint32_t best_extra = 0;
+  for (std::size_t k = 0; k < edges.size(); ++k) {
+    const Edge& ed = edges[k];
+    const double dt = h.t[ed.vertex + 1] - h.t[ed.vertex];
+    const double de = h.e[ed.vertex + 1] - h.e[ed.vertex];
+    const std::uint32_t n = tb.count[ed.item];
+    for (std::uint32_t x = 1; x <= n; ++x) {
+      const double s = o.score(E + x * de, T + x * dt);
+      if (s < best) {
+        best = s;
+        best_edge = x == n ? k + 1 : k;
+        best_extra = x == n ? 0 : x;
+      }
+    }
+    E += n * de;
+    T += n * dt;
+  }
+  std::vector<std::vector<VState>> st(tb.items);
+  for (std::size_t i = 0; i < tb.items; ++i) st[i].push_back({h.begin[i], tb.count[i]});
+  for (std::size_t k = 0; k < best_edge; ++k) st[edges[k].item].back().vertex = edges[k].vertex + 1;
+  if (best_extra > 0) {
+    auto& v = st[edges[best_edge].item];
+    v.back().count -= best_extra;
+    v.push_back({edges[best_edge].vertex + 1, best_extra});
+  }
+  Solution s = finish(tb, h, st);
+  s.dual_bound_j = s.energy_j;
+  return s;
+}
+
+}  // namespace dvfsim::plan

@@ -1,0 +1,75 @@
+#pragma once
+// Each item's lower convex hull in the (time, energy) plane and the
+// multiple-choice knapsack solver (least energy under a time budget) by
+// Lagrangian relaxation with bisection on the multiplier
+// (policies/planning/lagrangian.h), a greedy fill of the budget left over,
+// and the dual bound that proves how far from optimal the answer can be; the
+// same hulls give edp/ed2p optima.
+#include <cstdint>
+#include <vector>
+
+#include "policies/objective.h"
+#include "policies/planning/tables.h"
+
+namespace dvfsim::plan {
+
+// ---------------------------------------------------------------- hulls
+
+// Each item's lower-left convex hull in the (time, energy) plane: vertices in
+// ascending time and descending energy, slopes increasing towards 0. Only hull
+// vertices can minimise E + lambda T.
+struct Hulls {
+  std::vector<std::uint32_t> begin;  // item i: vertices [begin[i], begin[i + 1])
+  std::vector<std::int32_t> pair;
+  std::vector<double> t, e;
+  std::vector<char> allowed;  // the pairs considered (empty: all)
+  std::size_t size(std::size_t item) const { return begin[item + 1] - begin[item]; }
+};
+// `allowed` (optional, one flag per grid pair) restricts the pairs considered.
+Hulls lower_hulls(const Tables& t, const std::vector<char>* allowed = nullptr);
+
+// ---------------------------------------------------------------- the solver
+
+// An assignment: for every item, how many of its copies run at which pair.
+struct Choice {
+  std::int32_t pair = 0;
+  std::uint32_t count = 0;
+};
+struct Assignment {
+  std::vector<std::vector<Choice>> items;
+  // The pair of the r-th copy of an item (copies in launch order).
+  std::int32_t pair_of(std::size_t item, std::uint32_t r) const;
+};
+
+struct Solution {
+  Assignment assignment;
+  double time_ns = 0.0;  // sum over copies (no offsets)
+  double energy_j = 0.0;
+  // Lagrangian dual bound: no assignment meeting the budget uses less energy.
+  // Equal to energy_j when the solution is provably optimal.
+  double dual_bound_j = 0.0;
+  double lambda = 0.0;   // J/ns at the solution
+  bool feasible = true;  // false: even the fastest pairs miss the budget
+  int iterations = 0;    // bisection steps
+  double gap_j() const { return energy_j - dual_bound_j; }
+  double gap_pct() const { return energy_j > 0 ? 100.0 * gap_j() / energy_j : 0.0; }
+};
+
+// Least energy with sum(time) <= budget_ns: Lagrangian relaxation over the
+// hulls (bisection on lambda, every item at argmin E + lambda T), then a greedy
+// fill of the leftover budget along hull edges in order of joules saved per ns
+// and one pass over all pairs. budget_ns = +inf gives each item its least
+// energy. An infeasible budget gives the fastest pairs (feasible = false).
+Solution solve_budget(const Tables& t, const Hulls& h, double budget_ns);
+
+// Minimises objective.score(E + energy_offset, T + time_offset) over the
+// aggregate hull (every Lagrangian breakpoint and the copies between them);
+// for waste and energy it calls solve_budget with
+// budget = objective.budget(reference_ns) - time_offset_ns.
+Solution solve_objective(const Tables& t, const Hulls& h, const Objective& o, double reference_ns,
+                         double time_offset_ns, double energy_offset_j);
+
+// Every copy at the same pair `pair` (totals only).
+Solution at_pair(const Tables& t, std::int32_t pair);
+
+}  // namespace dvfsim::plan

@@ -1,0 +1,109 @@
+#pragma once
+// The clock grid (every supported (core, memory) pair of a device) and the
+// per-item time/energy tables over it that every planner solves on: computed
+// once per policy run from the latency and power models (an item is a kernel,
+// a group of identical kernels, or a whole phase), with the firmware power cap
+// applied per kernel and the idle power of the gap after a kernel included.
+// Also the memory-clock masks of the grid and what a memory switch costs a
+// plan (docs/policies.md).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/models.h"
+
+namespace dvfsim::plan {
+
+// ---------------------------------------------------------------- the grid
+
+// Every supported pair of a device, memory-major, core ascending within one
+// memory clock: pairs of memory index m are [mem_begin[m], mem_begin[m + 1]).
+struct Grid {
+  std::vector<Clocks> pairs;
+  std::vector<std::uint32_t> mem_begin;
+  // Index of a pair, or -1 when the device does not support it.
+  int find(std::int32_t core_mhz, std::int32_t memory_mhz) const;
+};
+Grid make_grid(const Device& d);
+
+// ---------------------------------------------------------------- tables
+
+// What a table row is built from: one kernel's cost, repeated `count` times.
+struct ItemSpec {
+  KernelCost cost;
+  double time_scale = 1.0;        // measured / modelled time (online policies); 1 = the model
+  double gap_ns = 0.0;            // idle time after the kernel, spent at its clocks
+  std::int32_t max_core_mhz = 0;  // the firmware's cap in force for it (0: none)
+  std::uint32_t count = 1;
+};
+
+// The firmware's power cap enters the tables in two ways: an item's
+// max_core_mhz (the cap the governor emulation below predicts for it: a pair
+// with a higher core clock runs at the cap), and optionally a per-kernel cap:
+struct TableOptions {
+  // Per-kernel power cap in W: a pair whose modelled power for the kernel
+  // exceeds it runs at the highest core clock that fits. <= 0: none (the
+  // default: the firmware caps windows of activity, not kernels, which the
+  // governor emulation models).
+  double cap_w = 0.0;
+};
+TableOptions default_table_options(const Device& d);
+
+// time and energy of every item at every grid pair (row-major, item x pair).
+// Energy = kernel power x time + context-idle power at the same clocks x gap:
+// the whole board power, so a slower kernel pays the static power over the
+// time it adds.
+struct Tables {
+  Grid grid;
+  std::size_t items = 0;
+  std::size_t pairs = 0;
+  std::vector<double> time_ns;
+  std::vector<double> energy_j;
+  std::vector<std::uint32_t> count;
+  double t(std::size_t item, std::size_t pair) const { return time_ns[item * pairs + pair]; }
+  double e(std::size_t item, std::size_t pair) const { return energy_j[item * pairs + pair]; }
+  std::uint64_t copies() const;
+};
+Tables build_tables(const Device& d, const LatencyModel& lat, const PowerModel& pow,
+                    const std::vector<ItemSpec>& items, const TableOptions& opt);
+// Sums rows of `t` into groups: group g's row is the sum of count x row over
+// the items with group_of[item] == g (count of every group: 1).
+Tables group_tables(const Tables& t, const std::vector<std::uint32_t>& group_of,
+                    std::size_t groups);
+
+// Groups identical kernels (same cost, scale and gap to 0.1 us) into items.
+struct Grouping {
+  std::vector<ItemSpec> items;
+  std::vector<std::uint32_t> item_of;  // per input kernel
+};
+Grouping group_identical(const std::vector<ItemSpec>& kernels);
+
+// One memory clock's columns of the grid: the pairs a plan that holds the
+// memory clock there may use.
+struct MemoryMask {
+  std::int32_t memory_mhz = 0;
+  std::vector<char> allowed;  // one flag per grid pair
+};
+// One mask per memory clock that has supported pairs, in grid order.
+std::vector<MemoryMask> memory_masks(const Grid& g);
+// Memory clocks of the grid with at least one supported pair.
+std::size_t memory_clock_count(const Grid& g);
+
+// Number of memory-clock changes along a sequence of grid pairs (cyclic when
+// `cyclic`: the last pair is followed by the first, as in a repeated step).
+std::int64_t memory_changes(const Grid& g, const std::vector<std::int32_t>& pair_of, bool cyclic);
+
+// Context-idle power at a pair.
+double idle_power_w(const PowerModel& pow, const Clocks& c);
+
+// What the solvers charge for memory switches, which their separable cost
+// models cannot see: each stalls the GPU for `ns` at context-idle power `w`
+// (the engine's stall, sim/gpu_timeline.h; emulate() checks the plan on it).
+struct StallCharge {
+  double ns = 0.0;
+  double w = 0.0;
+  double time_ns(std::int64_t switches) const { return static_cast<double>(switches) * ns; }
+  double energy_j(std::int64_t switches) const { return time_ns(switches) * w * 1e-9; }
+};
+
+}  // namespace dvfsim::plan
