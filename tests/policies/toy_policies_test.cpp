@@ -128,7 +128,10 @@ struct Rig {
     in.baseline = with_baseline ? &base : nullptr;
     EngineConfig cfg;
     cfg.switch_latency_override_us = latency_us;
-    return replay(in, *p, cfg);
+    RunResult r = replay(in, *p, cfg);
+    r.solver = p->solve_reports();  // as the runner does
+    r.policy_notes = p->notes();
+    return r;
   }
 };
 
@@ -153,6 +156,26 @@ TEST(ToyPolicies, KernelOracleFindsTheHandOptimum) {
     EXPECT_EQ(r.kernels[1].requested_core_mhz, 1000);
     EXPECT_EQ(r.kernels[1].requested_memory_mhz, 1000);
   }
+}
+
+TEST(ToyPolicies, KernelOracleReportsItsSolve) {
+  // One solve, optimal (gap 0): 3.15 J in the 20 ms budget, the caps a fixed
+  // point after the first round.
+  Rig rig(1);
+  const RunResult r = rig.run("kernel-oracle", {});
+  ASSERT_EQ(r.solver.size(), 1u);
+  const SolveReport& s = r.solver[0];
+  EXPECT_EQ(s.policy, "kernel-oracle");
+  EXPECT_EQ(s.copies, 2u);
+  EXPECT_EQ(s.pairs, 4u);
+  EXPECT_NEAR(s.energy_j, 3.15, 1e-9);
+  EXPECT_NEAR(s.dual_bound_j, 3.15, 1e-9);
+  EXPECT_NEAR(s.gap_j, 0.0, 1e-12);
+  EXPECT_NEAR(s.budget_ns, 20e6, 1e-3);
+  EXPECT_NEAR(s.time_ns, 20e6, 1e-3);
+  EXPECT_TRUE(s.feasible);
+  EXPECT_EQ(s.rounds, 1);
+  EXPECT_TRUE(r.policy_notes.empty());
 }
 
 TEST(ToyPolicies, KernelOracleWithoutBaselineUsesDefaultClocks) {
