@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <ostream>
@@ -10,6 +11,7 @@
 #include "apps/output_dir.h"
 #include "apps/outputs.h"
 #include "apps/settings.h"
+#include "parallel/perseus.h"
 #include "policies/registry.h"
 #include "sim/error.h"
 #include "traces/trace.h"
@@ -30,13 +32,58 @@ ParallelInputs inputs_of(const Prepared& p, const PipelineJob& job, const Pipeli
   return in;
 }
 
+// Replays the job under `policy`; `perseus` is planned first (its frontier
+// and notes go to `summary` when given).
 ParallelRun replay_with(const ParallelInputs& base_in, const std::string& policy,
-                        const std::map<std::string, std::string>& params, const EngineConfig& cfg) {
+                        const std::map<std::string, std::string>& params, const EngineConfig& cfg,
+                        ParallelSummary* summary = nullptr) {
   const PolicyInfo& info = find_policy(policy);
   const Params resolved = resolve_params(info, params);
   ParallelInputs in = base_in;
   in.policy_name = info.name;
   in.oracle = info.oracle;
+  PerseusPlan plan;
+  if (info.name == "perseus") {
+    PerseusOptions opt;
+    opt.max_slowdown = resolved.number("max_slowdown");
+    opt.steps = resolved.integer("steps");
+    if (!(opt.max_slowdown >= 0) || opt.steps < 1)
+      throw InputError("policy perseus: max_slowdown must be >= 0 and steps >= 1");
+    // Closed loop on the replay: the plan's slowdown against every GPU at
+    // its highest clocks, as replayed (switch latency and firmware cap
+    // included), must stay within max_slowdown; otherwise re-plan with the
+    // budget cut by the excess (at most 5 rounds).
+    const PolicyInfo& max_info = find_policy("max");
+    const Params none = resolve_params(max_info, {});
+    const ParallelRun fast = replay_parallel(
+        base_in, [&] { return max_info.make(none); }, cfg);
+    const double goal = opt.max_slowdown;
+    ParallelRun run;
+    std::vector<std::string> rounds;
+    for (int round = 0; round < 5; ++round) {
+      plan = plan_perseus(in, cfg, opt);
+      in.planned = &plan.per_node;
+      in.planned_ns = &plan.node_ns;
+      run = replay_parallel(
+          in, [&] { return info.make(resolved); }, cfg);
+      const double slow =
+          static_cast<double>(run.iteration_ns) / static_cast<double>(fast.iteration_ns) - 1.0;
+      rounds.push_back(
+          fmt::format("round {}: planned within {:.3g} %, replayed {:+.3f} % against "
+                      "all-max",
+                      round, 100.0 * opt.max_slowdown, 100.0 * slow));
+      if (slow <= goal + 1e-12 || opt.max_slowdown <= 0) break;
+      opt.max_slowdown = std::max(0.0, opt.max_slowdown - (slow - goal));
+    }
+    if (summary) {
+      summary->frontier.clear();
+      for (const auto& f : plan.frontier)
+        summary->frontier.push_back({f.plan, f.iteration_s, f.energy_j});
+      summary->notes = plan.notes;
+      for (const auto& r : rounds) summary->notes.push_back("perseus " + r);
+    }
+    return run;
+  }
   return replay_parallel(
       in, [&] { return info.make(resolved); }, cfg);
 }
@@ -114,9 +161,9 @@ Simulation simulate_parallel(const RunSpec& spec, ParallelSpec ps) {
     const Prepared q = at_limit(power_limit_w);
     sim.power_limit_w = power_limit_w;
     summary->run = replay_with(inputs_of(q, summary->job, summary->graph), spec.policy,
-                               policy_settings, sim.engine);
+                               policy_settings, sim.engine, summary.get());
   } else {
-    summary->run = replay_with(in, spec.policy, policy_settings, sim.engine);
+    summary->run = replay_with(in, spec.policy, policy_settings, sim.engine, summary.get());
   }
   sim.result = summary->run.as_run_result();
   sim.parallel = summary;

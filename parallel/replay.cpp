@@ -128,8 +128,12 @@ class Gpu final : public PipelineContext, private TimelineListener {
   const PipelineJob& job() const override { return *in_.job; }
   const PipelineGraph& graph() const override { return *in_.graph; }
   std::uint32_t instruction() const override { return node_; }
-  const Clocks* planned_clocks() const override {
-    return in_.planned && !in_.planned->empty() ? &(*in_.planned)[node_] : nullptr;
+  const Clocks* planned_clocks() const override { return planned_clocks_of(node_); }
+  const Clocks* planned_clocks_of(std::uint32_t v) const override {
+    return in_.planned && v < in_.planned->size() ? &(*in_.planned)[v] : nullptr;
+  }
+  double planned_ns(std::uint32_t v) const override {
+    return in_.planned_ns && v < in_.planned_ns->size() ? (*in_.planned_ns)[v] : 0.0;
   }
   // PolicyContext
   std::int64_t now_ns() const override { return tl_.now(); }

@@ -30,6 +30,9 @@ class PipelineContext : public PolicyContext {
   virtual std::uint32_t instruction() const = 0;
   // Clocks a planner chose for that instruction; nullptr when none.
   virtual const Clocks* planned_clocks() const = 0;
+  // The same for any node, and the duration the planner expects (0: none).
+  virtual const Clocks* planned_clocks_of(std::uint32_t node) const = 0;
+  virtual double planned_ns(std::uint32_t node) const = 0;
 };
 
 struct ParallelInputs {
@@ -43,6 +46,7 @@ struct ParallelInputs {
   const PipelineGraph* graph = nullptr;
   // Per DAG node, the clocks a planner chose (empty: no plan).
   const std::vector<Clocks>* planned = nullptr;
+  const std::vector<double>* planned_ns = nullptr;  // the planner's expected durations
   std::string policy_name = "policy";
   bool oracle = false;
 };

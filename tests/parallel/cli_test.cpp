@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <algorithm>
+
 #include "tests/e2e/run_util.h"
 
 namespace dvfsim::testing {
@@ -52,6 +54,26 @@ TEST(ParallelCli, BadSpecIsExitTwoNamingTheKey) {
                  dir);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("straggler=9:20"), std::string::npos) << r.output;
+}
+
+TEST(ParallelCli, PerseusSavesEnergyWritesFrontierAndNeedsParallel) {
+  const std::string dir = temp_dir("parallel-perseus");
+  ProcessResult r = run_dvfsim(std::string("run --trace ") + DVFSIM_SHIPPED_TRACE +
+                               " --device a100-sxm --policy perseus --baseline max --parallel "
+                               "pp=2,microbatches=4 --set switch_latency_us=0 --out " +
+                               dir);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  simdjson::dom::parser parser;
+  const simdjson::dom::element s = parser.load(dir + "/summary.json");
+  EXPECT_GT(double(s["energy_saving_pct"]), 1.0) << r.output;
+  EXPECT_LT(double(s["slowdown_pct"]), 3.0) << r.output;
+  const std::string frontier = read_text(dir + "/frontier.csv");
+  EXPECT_EQ(frontier.rfind("plan,iteration_s,energy_j\n", 0), 0u);
+  EXPECT_GT(std::count(frontier.begin(), frontier.end(), '\n'), 100);
+  r = run_dvfsim(std::string("run --trace ") + DVFSIM_SHIPPED_TRACE +
+                 " --device a100-sxm --policy perseus --out " + dir);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--parallel"), std::string::npos) << r.output;
 }
 
 }  // namespace

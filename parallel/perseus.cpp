@@ -1,0 +1,462 @@
+#include "parallel/perseus.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <stdexcept>
+
+#include "sim/error.h"
+
+namespace dvfsim {
+namespace {
+
+constexpr double kInf = 1e18;
+constexpr double kEps = 1e-12;
+
+// Dinic's maximum flow on doubles, with the residual graph kept so that a
+// second flow can continue from the first (lower bounds).
+class MaxFlow {
+ public:
+  explicit MaxFlow(int n) : adj_(static_cast<std::size_t>(n)) {}
+  int add(int u, int v, double cap) {
+    const int id = static_cast<int>(to_.size());
+    to_.push_back(v);
+    cap_.push_back(cap);
+    adj_[static_cast<std::size_t>(u)].push_back(id);
+    to_.push_back(u);
+    cap_.push_back(0.0);
+    adj_[static_cast<std::size_t>(v)].push_back(id + 1);
+    return id;
+  }
+  double& cap(int e) { return cap_[static_cast<std::size_t>(e)]; }
+  double flow(int s, int t) {
+    double total = 0;
+    while (bfs(s, t)) {
+      it_.assign(adj_.size(), 0);
+      for (;;) {
+        const double f = dfs(s, t, kInf * 4);
+        if (f <= kEps) break;
+        total += f;
+      }
+    }
+    return total;
+  }
+  // Nodes reachable from s in the residual graph.
+  std::vector<char> reachable(int s) const {
+    std::vector<char> seen(adj_.size(), 0);
+    std::deque<int> q{s};
+    seen[static_cast<std::size_t>(s)] = 1;
+    while (!q.empty()) {
+      const int u = q.front();
+      q.pop_front();
+      for (const int e : adj_[static_cast<std::size_t>(u)]) {
+        const int v = to_[static_cast<std::size_t>(e)];
+        if (cap_[static_cast<std::size_t>(e)] > kEps && !seen[static_cast<std::size_t>(v)]) {
+          seen[static_cast<std::size_t>(v)] = 1;
+          q.push_back(v);
+        }
+      }
+    }
+    return seen;
+  }
+
+ private:
+  bool bfs(int s, int t) {
+    level_.assign(adj_.size(), -1);
+    std::deque<int> q{s};
+    level_[static_cast<std::size_t>(s)] = 0;
+    while (!q.empty()) {
+      const int u = q.front();
+      q.pop_front();
+      for (const int e : adj_[static_cast<std::size_t>(u)]) {
+        const int v = to_[static_cast<std::size_t>(e)];
+        if (cap_[static_cast<std::size_t>(e)] > kEps && level_[static_cast<std::size_t>(v)] < 0) {
+          level_[static_cast<std::size_t>(v)] = level_[static_cast<std::size_t>(u)] + 1;
+          q.push_back(v);
+        }
+      }
+    }
+    return level_[static_cast<std::size_t>(t)] >= 0;
+  }
+  double dfs(int u, int t, double f) {
+    if (u == t) return f;
+    auto& i = it_[static_cast<std::size_t>(u)];
+    const auto& a = adj_[static_cast<std::size_t>(u)];
+    for (; i < a.size(); ++i) {
+      const int e = a[i];
+      const int v = to_[static_cast<std::size_t>(e)];
+      if (cap_[static_cast<std::size_t>(e)] <= kEps ||
+          level_[static_cast<std::size_t>(v)] != level_[static_cast<std::size_t>(u)] + 1)
+        continue;
+      const double got = dfs(v, t, std::min(f, cap_[static_cast<std::size_t>(e)]));
+      if (got > kEps) {
+        cap_[static_cast<std::size_t>(e)] -= got;
+        cap_[static_cast<std::size_t>(e ^ 1)] += got;
+        return got;
+      }
+    }
+    return 0.0;
+  }
+  std::vector<std::vector<int>> adj_;
+  std::vector<int> to_;
+  std::vector<double> cap_;
+  std::vector<int> level_;
+  std::vector<std::size_t> it_;
+};
+
+double cost_at(const TimeCostProblem& p, std::size_t i, std::int64_t d) {
+  const auto& t = p.times[i];
+  const auto& c = p.costs[i];
+  if (d <= t.front()) return c.front();
+  for (std::size_t k = 0; k + 1 < t.size(); ++k)
+    if (d <= t[k + 1])
+      return c[k] + (c[k + 1] - c[k]) * static_cast<double>(d - t[k]) /
+                        static_cast<double>(t[k + 1] - t[k]);
+  return c.back();
+}
+// Cost of shortening by one unit at d (kInf at the fastest), and saving of
+// lengthening by one unit (0 at the slowest).
+double shorten_slope(const TimeCostProblem& p, std::size_t i, std::int64_t d) {
+  const auto& t = p.times[i];
+  const auto& c = p.costs[i];
+  for (std::size_t k = 0; k + 1 < t.size(); ++k)
+    if (t[k] < d && d <= t[k + 1]) return (c[k] - c[k + 1]) / static_cast<double>(t[k + 1] - t[k]);
+  return kInf;
+}
+double lengthen_slope(const TimeCostProblem& p, std::size_t i, std::int64_t d) {
+  const auto& t = p.times[i];
+  const auto& c = p.costs[i];
+  for (std::size_t k = 0; k + 1 < t.size(); ++k)
+    if (t[k] <= d && d < t[k + 1]) return (c[k] - c[k + 1]) / static_cast<double>(t[k + 1] - t[k]);
+  return 0.0;
+}
+
+}  // namespace
+
+std::vector<TimeCostStep> phillips_dessouky(const TimeCostProblem& p, std::size_t max_steps) {
+  const std::size_t n = p.times.size();
+  std::vector<std::vector<std::pair<std::uint32_t, std::int64_t>>> succ(n), pred(n);
+  std::vector<int> indeg(n, 0);
+  for (const auto& e : p.edges) {
+    succ[e.from].push_back({e.to, e.delay});
+    pred[e.to].push_back({e.from, e.delay});
+    ++indeg[e.to];
+  }
+  std::vector<std::uint32_t> topo;
+  topo.reserve(n);
+  for (std::uint32_t v = 0; v < n; ++v)
+    if (indeg[v] == 0) topo.push_back(v);
+  for (std::size_t k = 0; k < topo.size(); ++k)
+    for (const auto& [w, dl] : succ[topo[k]])
+      if (--indeg[w] == 0) topo.push_back(w);
+  if (topo.size() != n) throw std::logic_error("phillips_dessouky: the graph has a cycle");
+
+  std::vector<std::int64_t> d(n), es(n), lf(n);
+  for (std::size_t i = 0; i < n; ++i) d[i] = p.times[i].back();
+  auto schedule = [&] {
+    std::int64_t T = 0;
+    for (const auto v : topo) {
+      std::int64_t s = 0;
+      for (const auto& [u, dl] : pred[v]) s = std::max(s, es[u] + d[u] + dl);
+      es[v] = s;
+      T = std::max(T, s + d[v]);
+    }
+    for (auto it = topo.rbegin(); it != topo.rend(); ++it) {
+      const auto v = *it;
+      std::int64_t f = T;
+      for (const auto& [w, dl] : succ[v]) f = std::min(f, lf[w] - d[w] - dl);
+      lf[v] = f;
+    }
+    return T;
+  };
+  auto total_cost = [&] {
+    double c = 0;
+    for (std::size_t i = 0; i < n; ++i) c += cost_at(p, i, d[i]);
+    return c;
+  };
+  std::vector<TimeCostStep> out;
+  std::int64_t T = schedule();
+  out.push_back({T, total_cost(), d});
+  while (out.size() < max_steps + 1) {
+    // The critical subgraph as a flow network: activity i is arc in_i ->
+    // out_i with capacity [lengthen, shorten] slope; precedences, source
+    // and sink arcs [0, inf).
+    const int s = static_cast<int>(2 * n), t = s + 1, ss = s + 2, tt = s + 3;
+    MaxFlow mf(static_cast<int>(2 * n) + 4);
+    std::vector<double> excess(2 * n + 4, 0.0);
+    std::vector<int> act_arc(n, -1);
+    auto arc = [&](int u, int v, double lo, double hi) {
+      const int e = mf.add(u, v, hi >= kInf ? kInf : hi - lo);
+      excess[static_cast<std::size_t>(v)] += lo;
+      excess[static_cast<std::size_t>(u)] -= lo;
+      return e;
+    };
+    for (std::size_t i = 0; i < n; ++i) {
+      if (es[i] + d[i] != lf[i]) continue;  // not critical
+      const double up = shorten_slope(p, i, d[i]);
+      const double lo = lengthen_slope(p, i, d[i]);
+      act_arc[i] = arc(static_cast<int>(2 * i), static_cast<int>(2 * i + 1), lo, up);
+      if (es[i] == 0) arc(s, static_cast<int>(2 * i), 0, kInf);
+      if (es[i] + d[i] == T) arc(static_cast<int>(2 * i + 1), t, 0, kInf);
+      for (const auto& [w, dl] : succ[i])
+        if (es[w] + d[w] == lf[w] && es[i] + d[i] + dl == es[w])
+          arc(static_cast<int>(2 * i + 1), static_cast<int>(2 * w), 0, kInf);
+    }
+    const int back = mf.add(t, s, kInf);
+    double need = 0;
+    std::vector<int> aux;
+    for (int v = 0; v < static_cast<int>(2 * n) + 2; ++v) {
+      const double x = excess[static_cast<std::size_t>(v)];
+      if (x > kEps) {
+        aux.push_back(mf.add(ss, v, x));
+        need += x;
+      } else if (x < -kEps) {
+        aux.push_back(mf.add(v, tt, -x));
+      }
+    }
+    const double feasible = mf.flow(ss, tt);
+    if (feasible < need - 1e-9 * std::max(1.0, need)) break;  // cannot happen at an optimum
+    const double f0 = mf.cap(back ^ 1);
+    mf.cap(back) = mf.cap(back ^ 1) = 0;
+    for (const int e : aux) mf.cap(e) = mf.cap(e ^ 1) = 0;
+    const double f1 = mf.flow(s, t);
+    if (f0 + f1 >= kInf / 2) break;  // no finite cut: the fastest makespan
+    const std::vector<char> seen = mf.reachable(s);
+    std::vector<std::int64_t> nd = d;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (act_arc[i] < 0) continue;
+      const bool a = seen[2 * i], b = seen[2 * i + 1];
+      if (a && !b) --nd[i];  // forward across the cut: shorten
+      if (!a && b) ++nd[i];  // backward: lengthen
+    }
+    const std::vector<std::int64_t> keep = d;
+    d = nd;
+    const std::int64_t nT = schedule();
+    if (nT >= T) {  // numerical trouble: stop rather than loop
+      d = keep;
+      schedule();
+      break;
+    }
+    T = nT;
+    out.push_back({T, total_cost(), d});
+  }
+  return out;
+}
+
+namespace {
+
+struct Profile {
+  std::vector<std::int32_t> core_mhz;
+  std::vector<double> time_ns, cost_j;  // cost: energy - idle power x time
+};
+
+// Lower convex hull of (time, cost) over the points that save energy when
+// slower: breakpoints ascending in time, cost decreasing and convex.
+void hull(const std::vector<std::int64_t>& t, const std::vector<double>& c,
+          std::vector<std::int64_t>& ht, std::vector<double>& hc) {
+  std::vector<std::size_t> idx(t.size());
+  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  std::sort(idx.begin(), idx.end(),
+            [&](std::size_t a, std::size_t b) { return t[a] != t[b] ? t[a] < t[b] : c[a] < c[b]; });
+  std::vector<std::pair<std::int64_t, double>> pts;
+  for (const auto i : idx) {
+    if (!pts.empty() && t[i] == pts.back().first) continue;
+    if (!pts.empty() && c[i] >= pts.back().second) continue;
+    pts.emplace_back(t[i], c[i]);
+  }
+  std::vector<std::pair<std::int64_t, double>> h;
+  for (const auto& q : pts) {
+    while (h.size() >= 2) {
+      const auto& a = h[h.size() - 2];
+      const auto& b = h.back();
+      const double cross = static_cast<double>(b.first - a.first) * (q.second - a.second) -
+                           (b.second - a.second) * static_cast<double>(q.first - a.first);
+      if (cross <= 0)
+        h.pop_back();  // b is on or above the segment a-q
+      else
+        break;
+    }
+    h.push_back(q);
+  }
+  ht.clear();
+  hc.clear();
+  for (const auto& [x, y] : h) {
+    ht.push_back(x);
+    hc.push_back(y);
+  }
+}
+
+}  // namespace
+
+PerseusPlan plan_perseus(const ParallelInputs& in, const EngineConfig& cfg,
+                         const PerseusOptions& opt) {
+  const PipelineJob& job = *in.job;
+  const PipelineGraph& pg = *in.graph;
+  const ParallelSpec& sp = job.spec;
+  const Device& dev = *in.device;
+  const int S = sp.pp, M = sp.microbatches;
+  const std::int32_t mem = dev.max_memory_mhz();
+  Clocks top;
+  top.core_mhz = dev.max_core_mhz();
+  top.memory_mhz = mem;
+  const double idle_w = in.power->power_w(Utilisation{}, top);
+  PerseusPlan plan;
+  // Profiles per (stage, kind), from the top clock down; stop once the
+  // energy has risen for 3 clocks in a row (Perseus stops once energy keeps
+  // rising).
+  std::vector<Profile> prof(static_cast<std::size_t>(2 * S));
+  for (int s = 0; s < S; ++s)
+    for (int k = 0; k < 2; ++k) {
+      Profile& pr = prof[static_cast<std::size_t>(2 * s + k)];
+      double best = std::numeric_limits<double>::infinity();
+      int rising = 0;  // clocks in a row whose energy rose above the least
+      for (auto it = dev.core_clocks_mhz.rbegin(); it != dev.core_clocks_mhz.rend(); ++it) {
+        if (!dev.supports(*it, mem)) continue;
+        Clocks c;
+        c.core_mhz = *it;
+        c.memory_mhz = mem;
+        const InstructionProfile ip =
+            profile_instruction(in, s, k == 0 ? InstrKind::forward : InstrKind::backward, c, cfg);
+        const double cost = ip.energy_j - idle_w * ip.time_ns * 1e-9;
+        pr.core_mhz.push_back(*it);
+        pr.time_ns.push_back(ip.time_ns);
+        pr.cost_j.push_back(cost);
+        if (ip.energy_j < best) {
+          best = ip.energy_j;
+          rising = 0;
+        } else if (++rising >= 3) {
+          break;
+        }
+      }
+    }
+  const std::size_t per_replica = static_cast<std::size_t>(2 * S * M);
+  // Solves one replica's pipeline (straggler scale on its straggling rank).
+  struct Solved {
+    std::vector<TimeCostStep> steps;
+    double unit_ns = 1.0;
+    std::vector<std::vector<std::int64_t>> units;  // per activity: profile times in units
+    std::size_t chosen = 0;
+  };
+  auto solve = [&](int r) {
+    Solved sv;
+    const std::size_t base = static_cast<std::size_t>(r) * per_replica;
+    auto scale_of = [&](std::size_t v) {
+      return pg.g[v].rank == sp.straggler_rank ? 1.0 + sp.straggler_pct / 100.0 : 1.0;
+    };
+    auto prof_of = [&](std::size_t v) -> const Profile& {
+      const DagNode& nd = pg.g[v];
+      return prof[static_cast<std::size_t>(2 * nd.stage +
+                                           (nd.kind == InstrKind::backward ? 1 : 0))];
+    };
+    // The unit: (slowest - fastest critical path) / steps, estimated from
+    // the sum over one stage's microbatches.
+    double fast = 0, slow = 0;
+    for (std::size_t i = 0; i < per_replica; ++i) {
+      const Profile& pr = prof_of(base + i);
+      const double sc = scale_of(base + i);
+      const auto mn = std::min_element(pr.cost_j.begin(), pr.cost_j.end()) - pr.cost_j.begin();
+      fast += pr.time_ns.front() * sc;
+      slow += pr.time_ns[static_cast<std::size_t>(mn)] * sc;
+    }
+    sv.unit_ns = std::max(1000.0, (slow - fast) / S / std::max(1, opt.steps));
+    TimeCostProblem p;
+    p.times.resize(per_replica);
+    p.costs.resize(per_replica);
+    sv.units.resize(per_replica);
+    for (std::size_t i = 0; i < per_replica; ++i) {
+      const Profile& pr = prof_of(base + i);
+      const double sc = scale_of(base + i);
+      std::vector<double> c;
+      for (std::size_t q = 0; q < pr.time_ns.size(); ++q) {
+        sv.units[i].push_back(
+            std::max<std::int64_t>(1, std::llround(pr.time_ns[q] * sc / sv.unit_ns)));
+        c.push_back(pr.cost_j[q] * sc);
+      }
+      hull(sv.units[i], c, p.times[i], p.costs[i]);
+    }
+    for (std::size_t i = 0; i < per_replica; ++i)
+      for (auto [e, end] = out_edges(base + i, pg.g); e != end; ++e) {
+        const std::size_t w = target(*e, pg.g);
+        if (w < base || w >= base + per_replica) continue;
+        p.edges.push_back({static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(w - base),
+                           std::llround(static_cast<double>(pg.g[*e].delay_ns) / sv.unit_ns)});
+      }
+    sv.steps = phillips_dessouky(p, static_cast<std::size_t>(opt.steps) * 4 + 100);
+    return sv;
+  };
+  auto energy_of = [&](const Solved& sv, const TimeCostStep& st) {
+    return st.cost + S * idle_w * static_cast<double>(st.makespan) * sv.unit_ns * 1e-9;
+  };
+  auto seconds = [](const Solved& sv, std::int64_t units) {
+    return static_cast<double>(units) * sv.unit_ns * 1e-9;
+  };
+  // The least-energy step no longer than `limit_s`.
+  auto choose = [&](Solved& sv, double limit_s) {
+    std::size_t best = sv.steps.size() - 1;
+    for (std::size_t k = 0; k < sv.steps.size(); ++k)
+      if (seconds(sv, sv.steps[k].makespan) <= limit_s * (1 + 1e-12) &&
+          energy_of(sv, sv.steps[k]) < energy_of(sv, sv.steps[best]))
+        best = k;
+    sv.chosen = best;
+  };
+  const int strag_replica = sp.straggler_rank >= 0 ? sp.straggler_rank / S : -1;
+  const int main_replica = strag_replica == 0 && sp.dp > 1 ? 1 : 0;
+  Solved main = solve(main_replica);
+  const double main_fast = seconds(main, main.steps.back().makespan);
+  double limit = main_fast * (1 + opt.max_slowdown);
+  Solved strag;
+  const bool separate_straggler = strag_replica >= 0 && strag_replica != main_replica;
+  if (separate_straggler) {
+    strag = solve(strag_replica);
+    const double sf = seconds(strag, strag.steps.back().makespan);
+    choose(strag, sf * (1 + opt.max_slowdown));
+    limit = std::max(limit, seconds(strag, strag.steps[strag.chosen].makespan));
+    plan.notes.push_back(fmt::format(
+        "straggler rank {} (replica {}, +{:g} %): its pipeline planned at {:.3f} ms; the others "
+        "matched to it (extrinsic bloat)",
+        sp.straggler_rank, strag_replica, sp.straggler_pct,
+        seconds(strag, strag.steps[strag.chosen].makespan) * 1e3));
+  }
+  choose(main, limit);
+  plan.fastest_s = main_fast;
+  plan.chosen_s = seconds(main, main.steps[main.chosen].makespan);
+  plan.chosen = static_cast<int>(main.chosen);
+  for (std::size_t k = 0; k < main.steps.size(); ++k)
+    plan.frontier.push_back({static_cast<int>(k), seconds(main, main.steps[k].makespan),
+                             energy_of(main, main.steps[k])});
+  // Durations to clocks: the least-cost profiled clock that fits.
+  plan.per_node.assign(num_vertices(pg.g), top);
+  plan.node_ns.assign(num_vertices(pg.g), 0.0);
+  auto assign = [&](const Solved& sv, int r) {
+    const std::size_t base = static_cast<std::size_t>(r) * per_replica;
+    const auto& dur = sv.steps[sv.chosen].durations;
+    for (std::size_t i = 0; i < per_replica; ++i) {
+      const DagNode& nd = pg.g[base + i];
+      const Profile& pr =
+          prof[static_cast<std::size_t>(2 * nd.stage + (nd.kind == InstrKind::backward ? 1 : 0))];
+      std::size_t pick = 0;
+      for (std::size_t q = 0; q < pr.core_mhz.size(); ++q)
+        if (sv.units[i][q] <= dur[i] && pr.cost_j[q] < pr.cost_j[pick]) pick = q;
+      Clocks c;
+      c.core_mhz = pr.core_mhz[pick];
+      c.memory_mhz = mem;
+      plan.per_node[base + i] = c;
+      plan.node_ns[base + i] =
+          pr.time_ns[pick] * (nd.rank == sp.straggler_rank ? 1.0 + sp.straggler_pct / 100.0 : 1.0);
+    }
+  };
+  for (int r = 0; r < sp.dp; ++r)
+    assign(separate_straggler && r == strag_replica ? strag : main, r);
+  plan.notes.push_back(fmt::format(
+      "perseus: frontier of {} plans from {:.3f} to {:.3f} ms per iteration (unit {:.1f} us); "
+      "chose plan {} at {:.3f} ms (planned), within {:g} % of the fastest",
+      main.steps.size(), seconds(main, main.steps.front().makespan) * 1e3, main_fast * 1e3,
+      main.unit_ns * 1e-3, plan.chosen, plan.chosen_s * 1e3,
+      100.0 * (plan.chosen_s / main_fast - 1.0)));
+  return plan;
+}
+
+}  // namespace dvfsim
