@@ -46,41 +46,32 @@ ParallelRun replay_with(const ParallelInputs& base_in, const std::string& policy
   if (info.name == "perseus") {
     PerseusOptions opt;
     opt.max_slowdown = resolved.number("max_slowdown");
-    opt.steps = resolved.integer("steps");
-    if (!(opt.max_slowdown >= 0) || opt.steps < 1)
-      throw InputError("policy perseus: max_slowdown must be >= 0 and steps >= 1");
+    opt.resolution = resolved.integer("resolution");
+    if (!(opt.max_slowdown >= 0) || opt.resolution < 1)
+      throw InputError("policy perseus: max_slowdown must be >= 0 and resolution >= 1");
     // Closed loop on the replay: the plan's slowdown against every GPU at
     // its highest clocks, as replayed (switch latency and firmware cap
-    // included), must stay within max_slowdown; otherwise re-plan with the
-    // budget cut by the excess (at most 5 rounds).
+    // included), must stay within max_slowdown.
     const PolicyInfo& max_info = find_policy("max");
     const Params none = resolve_params(max_info, {});
     const ParallelRun fast = replay_parallel(
         base_in, [&] { return max_info.make(none); }, cfg);
-    const double goal = opt.max_slowdown;
     ParallelRun run;
-    std::vector<std::string> rounds;
-    for (int round = 0; round < 5; ++round) {
-      plan = plan_perseus(in, cfg, opt);
-      in.planned = &plan.per_node;
-      in.planned_ns = &plan.node_ns;
+    opt.replayed_slowdown = [&](const PerseusPlan& p) {
+      in.planned = &p.per_node;
+      in.planned_ns = &p.node_ns;
       run = replay_parallel(
           in, [&] { return info.make(resolved); }, cfg);
-      const double slow =
-          static_cast<double>(run.iteration_ns) / static_cast<double>(fast.iteration_ns) - 1.0;
-      rounds.push_back(
-          fmt::format("round {}: planned within {:.3g} %, replayed {:+.3f} % against "
-                      "all-max",
-                      round, 100.0 * opt.max_slowdown, 100.0 * slow));
-      if (slow <= goal + 1e-12 || opt.max_slowdown <= 0) break;
-      opt.max_slowdown = std::max(0.0, opt.max_slowdown - (slow - goal));
-    }
+      in.planned = nullptr;
+      in.planned_ns = nullptr;
+      return static_cast<double>(run.iteration_ns) / static_cast<double>(fast.iteration_ns) - 1.0;
+    };
+    plan = plan_perseus(in, cfg, opt);
     if (summary) {
       summary->frontier.clear();
       for (const auto& f : plan.frontier)
         summary->frontier.push_back({f.plan, f.iteration_s, f.energy_j});
       summary->notes = plan.notes;
-      for (const auto& r : rounds) summary->notes.push_back("perseus " + r);
     }
     return run;
   }

@@ -225,16 +225,46 @@ std::vector<TimeCostStep> phillips_dessouky(const TimeCostProblem& p, std::size_
     const double f1 = mf.flow(s, t);
     if (f0 + f1 >= kInf / 2) break;  // no finite cut: the fastest makespan
     const std::vector<char> seen = mf.reachable(s);
-    std::vector<std::int64_t> nd = d;
+    // How far the cut may go at once: until a cut activity reaches a
+    // breakpoint of its cost, or a path with float becomes critical (a path
+    // may gain the step from a lengthened activity while the makespan loses
+    // it: half the float).
+    std::int64_t delta = std::numeric_limits<std::int64_t>::max();
+    std::vector<int> dir(n, 0);
     for (std::size_t i = 0; i < n; ++i) {
-      if (act_arc[i] < 0) continue;
+      if (act_arc[i] < 0) {
+        const std::int64_t fl = lf[i] - es[i] - d[i];
+        if (fl > 0) delta = std::min(delta, std::max<std::int64_t>(1, fl / 2));
+        continue;
+      }
       const bool a = seen[2 * i], b = seen[2 * i + 1];
-      if (a && !b) --nd[i];  // forward across the cut: shorten
-      if (!a && b) ++nd[i];  // backward: lengthen
+      const auto& bt = p.times[i];
+      if (a && !b) {  // forward across the cut: shorten
+        dir[i] = -1;
+        std::int64_t lower = bt.front();
+        for (const auto x : bt)
+          if (x < d[i]) lower = x;
+        delta = std::min(delta, d[i] - lower);
+      } else if (!a && b) {  // backward: lengthen
+        dir[i] = 1;
+        std::int64_t upper = bt.back();
+        for (auto it = bt.rbegin(); it != bt.rend(); ++it)
+          if (*it > d[i]) upper = *it;
+        delta = std::min(delta, upper - d[i]);
+      }
     }
+    for (const auto& e : p.edges) {
+      const std::int64_t fl = es[e.to] - es[e.from] - d[e.from] - e.delay;
+      if (fl > 0) delta = std::min(delta, std::max<std::int64_t>(1, fl / 2));
+    }
+    if (delta <= 0 || delta == std::numeric_limits<std::int64_t>::max()) delta = 1;
     const std::vector<std::int64_t> keep = d;
-    d = nd;
-    const std::int64_t nT = schedule();
+    std::int64_t nT = T;
+    for (const std::int64_t step : {delta, std::int64_t{1}}) {
+      for (std::size_t i = 0; i < n; ++i) d[i] = keep[i] + dir[i] * step;
+      nT = schedule();
+      if (nT == T - step) break;
+    }
     if (nT >= T) {  // numerical trouble: stop rather than loop
       d = keep;
       schedule();
@@ -303,7 +333,6 @@ PerseusPlan plan_perseus(const ParallelInputs& in, const EngineConfig& cfg,
   top.core_mhz = dev.max_core_mhz();
   top.memory_mhz = mem;
   const double idle_w = in.power->power_w(Utilisation{}, top);
-  PerseusPlan plan;
   // Profiles per (stage, kind), from the top clock down; stop once the
   // energy has risen for 3 clocks in a row (Perseus stops once energy keeps
   // rising).
@@ -351,17 +380,11 @@ PerseusPlan plan_perseus(const ParallelInputs& in, const EngineConfig& cfg,
       return prof[static_cast<std::size_t>(2 * nd.stage +
                                            (nd.kind == InstrKind::backward ? 1 : 0))];
     };
-    // The unit: (slowest - fastest critical path) / steps, estimated from
-    // the sum over one stage's microbatches.
-    double fast = 0, slow = 0;
-    for (std::size_t i = 0; i < per_replica; ++i) {
-      const Profile& pr = prof_of(base + i);
-      const double sc = scale_of(base + i);
-      const auto mn = std::min_element(pr.cost_j.begin(), pr.cost_j.end()) - pr.cost_j.begin();
-      fast += pr.time_ns.front() * sc;
-      slow += pr.time_ns[static_cast<std::size_t>(mn)] * sc;
-    }
-    sv.unit_ns = std::max(1000.0, (slow - fast) / S / std::max(1, opt.steps));
+    // The unit: the shortest instruction at the top clock / resolution.
+    double shortest = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < per_replica; ++i)
+      shortest = std::min(shortest, prof_of(base + i).time_ns.front() * scale_of(base + i));
+    sv.unit_ns = std::max(1.0, shortest / std::max(1, opt.resolution));
     TimeCostProblem p;
     p.times.resize(per_replica);
     p.costs.resize(per_replica);
@@ -384,7 +407,7 @@ PerseusPlan plan_perseus(const ParallelInputs& in, const EngineConfig& cfg,
         p.edges.push_back({static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(w - base),
                            std::llround(static_cast<double>(pg.g[*e].delay_ns) / sv.unit_ns)});
       }
-    sv.steps = phillips_dessouky(p, static_cast<std::size_t>(opt.steps) * 4 + 100);
+    sv.steps = phillips_dessouky(p, 1'000'000);
     return sv;
   };
   auto energy_of = [&](const Solved& sv, const TimeCostStep& st) {
@@ -406,31 +429,11 @@ PerseusPlan plan_perseus(const ParallelInputs& in, const EngineConfig& cfg,
   const int main_replica = strag_replica == 0 && sp.dp > 1 ? 1 : 0;
   Solved main = solve(main_replica);
   const double main_fast = seconds(main, main.steps.back().makespan);
-  double limit = main_fast * (1 + opt.max_slowdown);
   Solved strag;
   const bool separate_straggler = strag_replica >= 0 && strag_replica != main_replica;
-  if (separate_straggler) {
-    strag = solve(strag_replica);
-    const double sf = seconds(strag, strag.steps.back().makespan);
-    choose(strag, sf * (1 + opt.max_slowdown));
-    limit = std::max(limit, seconds(strag, strag.steps[strag.chosen].makespan));
-    plan.notes.push_back(fmt::format(
-        "straggler rank {} (replica {}, +{:g} %): its pipeline planned at {:.3f} ms; the others "
-        "matched to it (extrinsic bloat)",
-        sp.straggler_rank, strag_replica, sp.straggler_pct,
-        seconds(strag, strag.steps[strag.chosen].makespan) * 1e3));
-  }
-  choose(main, limit);
-  plan.fastest_s = main_fast;
-  plan.chosen_s = seconds(main, main.steps[main.chosen].makespan);
-  plan.chosen = static_cast<int>(main.chosen);
-  for (std::size_t k = 0; k < main.steps.size(); ++k)
-    plan.frontier.push_back({static_cast<int>(k), seconds(main, main.steps[k].makespan),
-                             energy_of(main, main.steps[k])});
+  if (separate_straggler) strag = solve(strag_replica);
   // Durations to clocks: the least-cost profiled clock that fits.
-  plan.per_node.assign(num_vertices(pg.g), top);
-  plan.node_ns.assign(num_vertices(pg.g), 0.0);
-  auto assign = [&](const Solved& sv, int r) {
+  auto assign = [&](PerseusPlan& plan, const Solved& sv, int r) {
     const std::size_t base = static_cast<std::size_t>(r) * per_replica;
     const auto& dur = sv.steps[sv.chosen].durations;
     for (std::size_t i = 0; i < per_replica; ++i) {
@@ -448,14 +451,55 @@ PerseusPlan plan_perseus(const ParallelInputs& in, const EngineConfig& cfg,
           pr.time_ns[pick] * (nd.rank == sp.straggler_rank ? 1.0 + sp.straggler_pct / 100.0 : 1.0);
     }
   };
-  for (int r = 0; r < sp.dp; ++r)
-    assign(separate_straggler && r == strag_replica ? strag : main, r);
-  plan.notes.push_back(fmt::format(
-      "perseus: frontier of {} plans from {:.3f} to {:.3f} ms per iteration (unit {:.1f} us); "
-      "chose plan {} at {:.3f} ms (planned), within {:g} % of the fastest",
-      main.steps.size(), seconds(main, main.steps.front().makespan) * 1e3, main_fast * 1e3,
-      main.unit_ns * 1e-3, plan.chosen, plan.chosen_s * 1e3,
-      100.0 * (plan.chosen_s / main_fast - 1.0)));
+  // The plan for a slowdown budget (the frontiers do not depend on it).
+  auto make = [&](double budget) {
+    PerseusPlan plan;
+    double limit = main_fast * (1 + budget);
+    if (separate_straggler) {
+      const double sf = seconds(strag, strag.steps.back().makespan);
+      choose(strag, sf * (1 + budget));
+      limit = std::max(limit, seconds(strag, strag.steps[strag.chosen].makespan));
+      plan.notes.push_back(fmt::format(
+          "straggler rank {} (replica {}, +{:g} %): its pipeline planned at {:.3f} ms; the "
+          "others matched to it (extrinsic bloat)",
+          sp.straggler_rank, strag_replica, sp.straggler_pct,
+          seconds(strag, strag.steps[strag.chosen].makespan) * 1e3));
+    }
+    choose(main, limit);
+    plan.fastest_s = main_fast;
+    plan.chosen_s = seconds(main, main.steps[main.chosen].makespan);
+    plan.chosen = static_cast<int>(main.chosen);
+    for (std::size_t k = 0; k < main.steps.size(); ++k)
+      plan.frontier.push_back({static_cast<int>(k), seconds(main, main.steps[k].makespan),
+                               energy_of(main, main.steps[k])});
+    plan.per_node.assign(num_vertices(pg.g), top);
+    plan.node_ns.assign(num_vertices(pg.g), 0.0);
+    for (int r = 0; r < sp.dp; ++r)
+      assign(plan, separate_straggler && r == strag_replica ? strag : main, r);
+    plan.notes.push_back(fmt::format(
+        "perseus: frontier of {} plans from {:.3f} to {:.3f} ms per iteration (unit {:.1f} us); "
+        "chose plan {} at {:.3f} ms (planned), within {:.3g} % of the fastest",
+        main.steps.size(), seconds(main, main.steps.front().makespan) * 1e3, main_fast * 1e3,
+        main.unit_ns * 1e-3, plan.chosen, plan.chosen_s * 1e3,
+        100.0 * (plan.chosen_s / main_fast - 1.0)));
+    return plan;
+  };
+  double budget = opt.max_slowdown;
+  PerseusPlan plan = make(budget);
+  if (!opt.replayed_slowdown) return plan;
+  // Closed loop: re-choose with the budget cut by the replayed excess. The
+  // plan returned is the one replayed last.
+  std::vector<std::string> rounds;
+  for (int round = 0;; ++round) {
+    const double slow = opt.replayed_slowdown(plan);
+    rounds.push_back(
+        fmt::format("perseus round {}: planned within {:.3g} %, replayed {:+.3f} % against all-max",
+                    round, 100.0 * budget, 100.0 * slow));
+    if (slow <= opt.max_slowdown + 1e-12 || budget <= 0 || round >= 7) break;
+    budget = std::max(0.0, budget - (slow - opt.max_slowdown));
+    plan = make(budget);
+  }
+  plan.notes.insert(plan.notes.end(), rounds.begin(), rounds.end());
   return plan;
 }
 

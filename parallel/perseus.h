@@ -9,6 +9,7 @@
 // time unit at a time along the minimum cut of the critical subgraph,
 // lengthening instructions that a cut crosses backwards.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,9 +17,16 @@
 
 namespace dvfsim {
 
+struct PerseusPlan;
+
 struct PerseusOptions {
   double max_slowdown = 0.01;  // intrinsic: within this fraction of the fastest iteration
-  int steps = 3000;            // time units between the slowest and fastest plans
+  int resolution = 500;        // time units in the shortest instruction
+  // When set: replays a plan and returns its slowdown against all GPUs at
+  // their highest clocks; the planner then re-chooses on the frontier with
+  // the budget cut by the excess until the replay is within max_slowdown
+  // (at most 8 rounds).
+  std::function<double(const PerseusPlan&)> replayed_slowdown;
 };
 
 struct PerseusFrontierPoint {
@@ -37,10 +45,12 @@ struct PerseusPlan {
 };
 
 // The time-cost trade-off on a DAG of activities with convex piecewise-
-// linear costs (exposed for tests): activity i takes an integer duration in
-// [lo[i], hi[i]] with cost cost_at(i, d); edges (u, v, delay) are
-// precedences. Returns, per step, the durations and makespan; step 0 is
-// every activity at hi, the last the shortest makespan.
+// linear costs (exposed for tests): activity i takes an integer duration
+// between its first and last breakpoint with the cost interpolated between
+// breakpoints; edges (from, to, delay) are precedences. Returns, per step,
+// the durations, makespan and cost; step 0 is every activity at its slowest,
+// the last the shortest makespan. A step moves the cut as far as it stays
+// valid (to the next breakpoint or until a path with float turns critical).
 struct TimeCostProblem {
   std::vector<std::vector<std::int64_t>> times;  // per activity: hull breakpoints, ascending
   std::vector<std::vector<double>> costs;        // cost at each breakpoint (convex, decreasing)

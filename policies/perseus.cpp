@@ -77,8 +77,8 @@ const bool registered = register_policy({
     false,
     {{"max_slowdown", ParamSpec::Kind::defaulted, "0.01",
       "largest iteration slowdown allowed against the fastest plan (fraction)"},
-     {"steps", ParamSpec::Kind::defaulted, "3000",
-      "time units between the slowest and the fastest plan on the frontier"}},
+     {"resolution", ParamSpec::Kind::defaulted, "500",
+      "time units the planner divides the shortest instruction into"}},
     [](const Params&) { return std::make_unique<PerseusPolicy>(); },
 });
 
