@@ -20,6 +20,14 @@
 namespace dvfsim {
 namespace fs = std::filesystem;
 namespace {
+// Engine settings and the --parallel job's keys (`parallel`, `straggler`;
+// docs/parallel.md) may be swept for any policy.
+bool is_run_setting(const std::string& key) {
+  return is_engine_setting(key) || key == "parallel" || key == "straggler";
+}
+}  // namespace
+
+namespace {
 
 // ---------------------------------------------------------------------------
 // Reading the experiment file
@@ -337,7 +345,7 @@ Experiment load_experiment(const std::string& path) {
         rd.fail(field, err.what(), name_node);
       }
       for (const auto& [key, vals] : ep.set) {
-        if (!is_engine_setting(key) && !declares(*info, key)) {
+        if (!is_run_setting(key) && !declares(*info, key)) {
           std::string valid;
           for (const auto& s : info->params) valid += (valid.empty() ? "" : ", ") + s.name;
           valid += (valid.empty() ? "" : ", ") + engine_setting_names();
@@ -355,7 +363,7 @@ Experiment load_experiment(const std::string& path) {
   if (root["set"]) {
     e.set = rd.set_map(root["set"], "set");
     for (const auto& [key, vals] : e.set) {
-      if (is_engine_setting(key)) continue;
+      if (is_run_setting(key)) continue;
       bool used = false;
       std::set<std::string> valid;
       for (const auto& s : engine_settings()) valid.insert(std::string(s.name));
@@ -387,7 +395,7 @@ std::vector<SweepPoint> expand_experiment(const Experiment& e) {
     const PolicyInfo& info = find_policy(ep.name);
     Axes axes;
     for (const auto& [key, vals] : e.set) {
-      if (!is_engine_setting(key) && !declares(info, key)) continue;  // not this policy's
+      if (!is_run_setting(key) && !declares(info, key)) continue;  // not this policy's
       const std::string& k = key;  // clang 14 cannot capture structured bindings
       auto own =
           std::find_if(ep.set.begin(), ep.set.end(), [&](auto& kv) { return kv.first == k; });

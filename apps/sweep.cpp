@@ -20,6 +20,7 @@
 #include "apps/files.h"
 #include "apps/output_dir.h"
 #include "apps/outputs.h"
+#include "apps/parallel_run.h"
 #include "apps/results_table.h"
 #include "apps/runner.h"
 #include "apps/shard.h"
@@ -279,6 +280,18 @@ int run_sweep(const std::string& experiment_path, const SweepOptions& opts) {
         fs::remove_all(dir, ec);  // stale or partial outputs of this id
         make_output_dir(dir.string());
         write_file_atomic((dir / "sweep_key.json").string(), config_key(p));
+        // `parallel` (docs/parallel.md) makes the point a pipeline job.
+        const auto par = spec.settings.find("parallel");
+        if (par != spec.settings.end()) {
+          const ParallelSpec ps = parse_parallel(par->second);
+          spec.settings.erase(par);
+          const Simulation sim = simulate_parallel(spec, ps);
+          write_parallel_outputs(dir.string(), spec, sim);
+          rows[i] = summary_row(summary_json(spec, sim));
+          for (const auto& [k, v] : p.settings) rows[i].set(k, v);
+          ++prog.done;
+          continue;
+        }
         const Simulation sim = simulate(spec);
         const std::string summary = summary_json(spec, sim);
         if (opts.full_outputs) {
