@@ -4,6 +4,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <fstream>
 
 #include "tests/e2e/run_util.h"
 
@@ -74,6 +75,24 @@ TEST(ParallelCli, PerseusSavesEnergyWritesFrontierAndNeedsParallel) {
                  " --device a100-sxm --policy perseus --out " + dir);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--parallel"), std::string::npos) << r.output;
+}
+
+TEST(ParallelCli, SweepTakesParallelAndStragglerAsParameters) {
+  const std::string dir = temp_dir("parallel-sweep");
+  {
+    std::ofstream f(dir + "/e.yaml");
+    f << "name: tiny\ntraces: [" << DVFSIM_SHIPPED_TRACE
+      << "]\ndevices: [a100-sxm]\npolicies: [max]\nset:\n  parallel: [\"pp=2,microbatches=2\"]\n"
+         "  straggler: [\"1:0\", \"1:20\"]\nbaseline: none\n";
+  }
+  const ProcessResult r = run_dvfsim("sweep " + dir + "/e.yaml --out " + dir + "/out --jobs 1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string csv = read_text(dir + "/out/results.csv");
+  const std::string header = csv.substr(0, csv.find('\n'));
+  for (const char* col : {"parallel", "straggler", "gpus", "critical_path_s"})
+    EXPECT_NE(header.find(col), std::string::npos) << col << " in " << header;
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3) << csv;
+  EXPECT_NE(csv.find("1:20"), std::string::npos) << csv;
 }
 
 }  // namespace
