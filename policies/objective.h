@@ -1,5 +1,5 @@
 #pragma once
-// Objectives of the optimising policies (DESIGN.md, "Policies"):
+// Objectives of the optimising policies (docs/design.md, "Policies"):
 //   waste   least energy with slowdown <= max_slowdown % against the reference
 //           time (the baseline's, or the time at default clocks) — Spaan et
 //           al.'s "compute waste" objective; max_slowdown = 0 is their strict

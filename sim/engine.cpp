@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 #include "sim/error.h"
+#include "sim/graph.h"
 #include "sim/rng.h"
 
 namespace dvfsim {
@@ -72,34 +74,25 @@ class Replay final : public PolicyContext, private TimelineListener {
     tl_.start(first_ready);
     res_.begin_ns = first_ready;
 
-    std::size_t next_sync = 0;
-    std::int64_t gpu_free = first_ready;
-    FinishedKernel done;
-    for (std::uint32_t i = 0; i < n; ++i) {
-      const Kernel& k = w_.kernels[i];
-      while (next_sync < w_.syncs.size() && w_.syncs[next_sync].host_begin_ns <= k.host_launch_ns)
-        apply_sync(w_.syncs[next_sync++]);
-      const std::int64_t ready = k.host_launch_ns - origin_ns_ + host_delay_ns_;
-      const std::int64_t start = std::max(ready, gpu_free);
-      if (i == 0) res_.begin_ns = start;
-      tl_.advance(start, &done);
-      enter_iteration(k.iteration);
-      policy_.on_kernel_start(*this, i);
-      tl_.fire_due_events();
-      KernelResult& out = res_.kernels[i];
-      out.requested_core_mhz = tl_.wanted().core_mhz;
-      out.requested_memory_mhz = tl_.wanted().memory_mhz;
-      tl_.begin_kernel((*in_.costs)[i], 1.0, static_cast<std::int32_t>(i));
-      while (!tl_.advance(GpuTimeline::kNever, &done)) {
+    set_up_streams();
+    ready_ns_.assign(n, 0);
+    finished_.assign(n, 0);
+    // The host launches kernels in order (up to a sync whose work has not
+    // ended); each stream starts its launched kernels in order, each when its
+    // predecessors have ended (docs/design.md, "Concurrent streams").
+    for (;;) {
+      launch();
+      const std::int64_t next_ready = start_ready();
+      if (tl_.running() == 0 && next_ready == GpuTimeline::kNever) {
+        if (launched_ == n && started_ == n) break;
+        throw std::logic_error("replay: no kernel can start");  // unreachable: preds come first
       }
-      record(done);
-      gpu_free = tl_.now();
-      policy_.on_kernel_end(*this, i);
-      tl_.fire_due_events();
+      FinishedKernel f;
+      if (tl_.advance(next_ready, &f)) finish(f);
     }
-    while (next_sync < w_.syncs.size()) apply_sync(w_.syncs[next_sync++]);
+    while (next_sync_ < w_.syncs.size()) apply_sync(w_.syncs[next_sync_++]);
     enter_iteration(-1);
-    res_.end_ns = gpu_free;
+    res_.end_ns = tl_.now();
     res_.host_delay_ns = host_delay_ns_;
     res_.energy_j = tl_.energy_j();
     res_.clock_switches = tl_.clock_switches();
@@ -140,15 +133,103 @@ class Replay final : public PolicyContext, private TimelineListener {
  private:
   void on_wakeup() override { policy_.on_timer(*this); }
 
-  // Energy up to now belongs to the current iteration; from now on to `it`.
+  // Energy up to now belongs to the current iteration; from now on to `it`
+  // (-1: the end). Iterations only move forward: a late kernel of an earlier
+  // iteration on another stream does not take the energy back.
   void enter_iteration(std::int32_t it) {
-    if (it == current_iteration_) return;
+    if (it == current_iteration_ || (it >= 0 && it < current_iteration_)) return;
     const double e = tl_.energy_j();
     if (current_iteration_ >= 0)
       res_.iteration_energy_j[static_cast<std::size_t>(current_iteration_)] +=
           e - iteration_mark_j_;
     iteration_mark_j_ = e;
     current_iteration_ = it;
+  }
+
+  // The streams' kernels in launch order, and on several streams the
+  // dependencies (stream order, event waits, host syncs, capture order).
+  void set_up_streams() {
+    multi_stream_ = multi_stream(w_);
+    if (multi_stream_) deps_ = dependencies(w_, true);
+    for (std::uint32_t i = 0; i < w_.kernels.size(); ++i) {
+      const std::int32_t id = w_.kernels[i].stream;
+      std::size_t s = 0;
+      while (s < streams_.size() && streams_[s].id != id) ++s;
+      if (s == streams_.size()) streams_.push_back({id, {}, {}, 0});
+      Stream& st = streams_[s];
+      const Kernel& k = w_.kernels[i];
+      const std::int64_t end = k.traced_start_ns + k.work.duration_ns;
+      st.ended_by.push_back(st.kernels.empty() ? end : std::max(st.ended_by.back(), end));
+      st.kernels.push_back(i);
+    }
+  }
+
+  // The host launches kernels up to the next sync whose work has not ended.
+  void launch() {
+    const auto n = static_cast<std::uint32_t>(w_.kernels.size());
+    while (launched_ < n) {
+      const Kernel& k = w_.kernels[launched_];
+      // A sync waits for work launched before it (a blocking copy for its
+      // own copy too: it applies once the copy is launched).
+      while (next_sync_ < w_.syncs.size() &&
+             w_.syncs[next_sync_].host_begin_ns <= k.host_launch_ns &&
+             w_.syncs[next_sync_].waits_until_kernel <= launched_) {
+        if (!sync_done(w_.syncs[next_sync_])) return;  // the host waits
+        apply_sync(w_.syncs[next_sync_++]);
+      }
+      ready_ns_[launched_++] = k.host_launch_ns - origin_ns_ + host_delay_ns_;
+    }
+  }
+
+  bool preds_done(std::uint32_t k) const {
+    if (!multi_stream_) return k == 0 || finished_[k - 1];  // stream order covers the rest
+    for (auto p = deps_.begin[k]; p < deps_.begin[k + 1]; ++p)
+      if (!finished_[deps_.preds[p]]) return false;
+    return true;
+  }
+
+  // Starts, lowest index first, every launched kernel that heads its stream,
+  // is ready and whose predecessors have ended; returns the earliest ready
+  // time of one still waiting only for its launch to arrive (kNever: none).
+  std::int64_t start_ready() {
+    for (;;) {
+      std::int64_t next = GpuTimeline::kNever;
+      Stream* best = nullptr;
+      std::uint32_t best_k = 0;
+      for (Stream& s : streams_) {
+        if (s.next >= s.kernels.size()) continue;
+        const std::uint32_t k = s.kernels[s.next];
+        if (k >= launched_ || !preds_done(k)) continue;
+        if (ready_ns_[k] > tl_.now()) {
+          next = std::min(next, ready_ns_[k]);
+        } else if (!best || k < best_k) {
+          best = &s;
+          best_k = k;
+        }
+      }
+      if (!best) return next;
+      ++best->next;
+      start(best_k);
+    }
+  }
+
+  void start(std::uint32_t i) {
+    tl_.fire_due_events();
+    if (started_++ == 0) res_.begin_ns = tl_.now();
+    enter_iteration(w_.kernels[i].iteration);
+    policy_.on_kernel_start(*this, i);
+    tl_.fire_due_events();
+    KernelResult& out = res_.kernels[i];
+    out.requested_core_mhz = tl_.wanted().core_mhz;
+    out.requested_memory_mhz = tl_.wanted().memory_mhz;
+    tl_.begin_kernel((*in_.costs)[i], 1.0, static_cast<std::int32_t>(i));
+  }
+
+  void finish(const FinishedKernel& f) {
+    record(f);
+    finished_[static_cast<std::size_t>(f.id)] = 1;
+    policy_.on_kernel_end(*this, static_cast<std::uint32_t>(f.id));
+    tl_.fire_due_events();
   }
 
   void record(const FinishedKernel& f) {
@@ -160,22 +241,54 @@ class Replay final : public PolicyContext, private TimelineListener {
     out.energy_j = f.energy_j;
   }
 
-  void apply_sync(const SyncPoint& s) {
-    // When the simulated GPU finished the work the host waited for.
-    std::int64_t f_sim = 0, f_traced = 0;
-    for (std::uint32_t j = s.waits_until_kernel; j-- > 0;) {
-      const Kernel& k = w_.kernels[j];
-      if (s.stream >= 0 && k.stream != s.stream) continue;
-      f_sim = res_.kernels[j].start_ns + res_.kernels[j].duration_ns;
-      f_traced = k.traced_start_ns + k.work.duration_ns - origin_ns_;
-      break;
+  // Calls fn(j) for the kernels a sync waits for: on its stream (on every
+  // stream for a device-wide sync, or when the trace does not say which), the
+  // last one launched before it by which all of that stream's work had ended
+  // in the trace when the host resumed. The work still running then was not
+  // waited for (a stream sync on another stream, an event recorded earlier).
+  template <class Fn>
+  void for_waited(const SyncPoint& s, Fn&& fn) const {
+    for (const Stream& st : streams_) {
+      if (s.stream >= 0 && st.id != s.stream) continue;
+      const auto launched = static_cast<std::size_t>(
+          std::lower_bound(st.kernels.begin(), st.kernels.end(), s.waits_until_kernel) -
+          st.kernels.begin());
+      const auto ended = std::upper_bound(
+          st.ended_by.begin(), st.ended_by.begin() + static_cast<std::ptrdiff_t>(launched),
+          s.traced_end_ns);
+      if (ended != st.ended_by.begin())
+        fn(st.kernels[static_cast<std::size_t>(ended - st.ended_by.begin()) - 1]);
     }
+  }
+
+  bool sync_done(const SyncPoint& s) const {
+    bool done = true;
+    for_waited(s, [&](std::uint32_t j) { done = done && finished_[j]; });
+    return done;
+  }
+
+  void apply_sync(const SyncPoint& s) {
+    // When the simulated GPU finished the work the host waited for (the
+    // latest end over the streams it waited for).
+    std::int64_t f_sim = 0, f_traced = 0;
+    for_waited(s, [&](std::uint32_t j) {
+      const Kernel& k = w_.kernels[j];
+      f_sim = std::max(f_sim, res_.kernels[j].start_ns + res_.kernels[j].duration_ns);
+      f_traced = std::max(f_traced, k.traced_start_ns + k.work.duration_ns - origin_ns_);
+    });
     const std::int64_t begin = s.host_begin_ns - origin_ns_;
     const std::int64_t end = s.traced_end_ns - origin_ns_;
     const std::int64_t lag = std::max<std::int64_t>(0, end - std::max(begin, f_traced));
     const std::int64_t resume = std::max(begin + host_delay_ns_, f_sim) + lag;
     host_delay_ns_ = resume - end;
   }
+
+  struct Stream {
+    std::int32_t id;
+    std::vector<std::uint32_t> kernels;  // in launch order
+    std::vector<std::int64_t> ended_by;  // latest traced end among kernels[0..j]
+    std::size_t next;                    // its first kernel not yet started
+  };
 
   const EngineInputs& in_;
   const Workload& w_;
@@ -188,6 +301,13 @@ class Replay final : public PolicyContext, private TimelineListener {
   std::int64_t host_delay_ns_ = 0;
   std::int32_t current_iteration_ = -1;
   double iteration_mark_j_ = 0.0;
+  bool multi_stream_ = false;
+  Dependencies deps_;
+  std::vector<Stream> streams_;
+  std::vector<std::int64_t> ready_ns_;  // per launched kernel: when the host launched it
+  std::vector<char> finished_;          // per kernel: it ran to completion
+  std::uint32_t launched_ = 0, started_ = 0;
+  std::size_t next_sync_ = 0;
 };
 
 }  // namespace

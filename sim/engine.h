@@ -1,10 +1,19 @@
 #pragma once
-// The discrete-event replay (docs/simulation.md, "Semantics"). The engine
-// drives one simulated GPU (sim/gpu_timeline.h: clocks, switches, stalls,
-// firmware cap, energy) with the workload's kernels in host launch order;
-// kernels become ready at their host launch time shifted by the delay the
-// simulated GPU imposed on the host through synchronising calls; clocks change
-// only through the switch model (policy requests) and the firmware's power cap.
+// The discrete-event replay (docs/design.md, "Semantics" and "Concurrent
+// streams"). The engine drives one simulated GPU (sim/gpu_timeline.h: clocks,
+// switches, stalls, firmware cap, energy) with the workload's kernels: the host
+// launches them in order, each ready at its host launch time shifted by the
+// delay the simulated GPU imposed on the host through synchronising calls;
+// each starts when ready and when its dependencies have ended (stream order,
+// event waits, host syncs and, across streams, the order the capture shows),
+// so kernels on different streams run concurrently where the capture shows
+// them overlapping. Clocks change only through the switch model (policy
+// requests) and the firmware's power cap.
+//
+// Policy callbacks: on_kernel_start when a kernel starts, on_kernel_end when
+// it ends, both in time order. On one stream kernels start and end in launch
+// order; on several, a kernel may start before an earlier-launched one on
+// another stream, and ends arrive in the order kernels finish.
 #include <cstdint>
 #include <string>
 #include <vector>

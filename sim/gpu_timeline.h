@@ -1,19 +1,21 @@
 #pragma once
-// The one model of a simulated GPU over time (docs/simulation.md,
-// "Semantics"): two clock domains with their switch model (a request lands
-// after a drawn latency; a newer request retargets a pending one), the GPU
-// stall a memory switch causes, the firmware's power cap re-evaluated every
-// governor period from the activity of the last one, the warm firmware a run
-// starts with, the kernels running on it (one or several at once) and exact
-// energy integration over piecewise-constant power.
+// The one model of a simulated GPU over time (docs/design.md, "Semantics"):
+// two clock domains with their switch model (a request lands after a drawn
+// latency; a newer request retargets a pending one), the GPU stall a memory
+// switch causes, the firmware's power cap re-evaluated every governor period
+// from the activity of the last one, the warm firmware a run starts with, the
+// kernels running on it (one or several at once) and exact energy integration
+// over piecewise-constant power.
 //
 // The replay engine (sim/engine.cpp) drives it from the trace and a policy;
 // the planning policies drive the same type with a planned clock sequence to
-// predict what the engine will do (policies/emulation.cpp). Nothing outside
-// this file integrates power, ticks the governor or charges a stall.
+// predict what the engine will do (emulate(), policies/). Nothing outside this
+// file integrates power, ticks the governor or charges a stall.
 //
-// Concurrent kernels: each runs at the rate it would run alone at the
-// current clocks; their utilisations add and saturate at 1 per unit (busy,
+// Concurrent kernels (docs/design.md, "Concurrent streams"): each runs at the
+// rate it would run alone at the current clocks (a traced duration was
+// measured under the overlap the trace shows, so it already holds the
+// contention); their utilisations add and saturate at 1 per unit (busy,
 // compute, memory, SIMT), and the board power is the power model's at the
 // combined utilisation, so static and idle power are counted once. Each
 // running kernel is credited an equal share of the energy of the time it

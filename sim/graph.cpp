@@ -3,33 +3,90 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <unordered_map>
+#include <utility>
 
 #include "sim/error.h"
 
 namespace dvfsim {
 
-DependencyGraph build_dependency_graph(const Workload& w) {
-  DependencyGraph g(w.kernels.size());
-  std::unordered_map<std::int32_t, std::uint32_t> last_on_stream;
-  std::size_t next_sync = 0;
+bool multi_stream(const Workload& w) {
+  for (const Kernel& k : w.kernels)
+    if (k.stream != w.kernels.front().stream) return true;
+  return false;
+}
+
+Dependencies dependencies(const Workload& w, bool capture_order) {
+  const std::size_t n = w.kernels.size();
+  Dependencies d;
+  d.begin.reserve(n + 1);
+  d.preds.reserve(n + w.event_waits.size());
+  // Per stream: its kernels so far in launch order and the latest traced end
+  // among the first j of them (non-decreasing, so it can be searched).
+  struct Stream {
+    std::int32_t id = 0;
+    std::vector<std::uint32_t> kernels;
+    std::vector<std::int64_t> ended_by;
+  };
+  std::vector<Stream> streams;
+  std::vector<EventWait> waits = w.event_waits;
+  std::sort(waits.begin(), waits.end(), [](const EventWait& a, const EventWait& b) {
+    return a.kernel < b.kernel || (a.kernel == b.kernel && a.after < b.after);
+  });
+  std::size_t next_wait = 0, next_sync = 0;
   std::int64_t barrier = -1;  // last kernel a host sync waited for
-  for (std::uint32_t i = 0; i < w.kernels.size(); ++i) {
+  auto add = [&](std::uint32_t from) {
+    for (auto p = d.begin.back(); p < d.preds.size(); ++p)
+      if (d.preds[p] == from) return;
+    d.preds.push_back(from);
+  };
+  for (std::uint32_t i = 0; i < n; ++i) {
     const Kernel& k = w.kernels[i];
+    d.begin.push_back(static_cast<std::uint32_t>(d.preds.size()));
     while (next_sync < w.syncs.size() && w.syncs[next_sync].host_begin_ns <= k.host_launch_ns) {
       const auto& s = w.syncs[next_sync++];
       if (s.waits_until_kernel > 0)
         barrier = std::max<std::int64_t>(barrier, s.waits_until_kernel - 1);
     }
-    auto it = last_on_stream.find(k.stream);
-    if (it != last_on_stream.end()) boost::add_edge(it->second, i, g);
-    // A blocking copy's own activity is inside the barrier it starts.
-    if (barrier >= 0 && barrier < static_cast<std::int64_t>(i) &&
-        (it == last_on_stream.end() || it->second != barrier))
-      boost::add_edge(static_cast<std::uint32_t>(barrier), i, g);
-    last_on_stream[k.stream] = i;
+    Stream* own = nullptr;
+    for (Stream& s : streams)
+      if (s.id == k.stream) own = &s;
+    if (own) add(own->kernels.back());
+    // A blocking copy's own activity is inside the barrier it starts: the
+    // barrier orders the kernels after it, not the copy itself.
+    if (barrier >= 0 && barrier < static_cast<std::int64_t>(i))
+      add(static_cast<std::uint32_t>(barrier));
+    for (; next_wait < waits.size() && waits[next_wait].kernel <= i; ++next_wait)
+      if (waits[next_wait].kernel == i && waits[next_wait].after < i) add(waits[next_wait].after);
+    if (capture_order) {
+      for (const Stream& s : streams) {
+        if (s.id == k.stream) continue;
+        // The last kernel of that stream by which all of it had ended.
+        const auto it = std::upper_bound(s.ended_by.begin(), s.ended_by.end(), k.traced_start_ns);
+        if (it != s.ended_by.begin())
+          add(s.kernels[static_cast<std::size_t>(it - s.ended_by.begin()) - 1]);
+      }
+    }
+    if (!own) {
+      own = &streams.emplace_back();
+      own->id = k.stream;
+    }
+    const std::int64_t end = k.traced_start_ns + k.work.duration_ns;
+    own->ended_by.push_back(own->ended_by.empty() ? end : std::max(own->ended_by.back(), end));
+    own->kernels.push_back(i);
   }
-  for (const EventWait& e : w.event_waits) boost::add_edge(e.after, e.kernel, g);
+  d.begin.push_back(static_cast<std::uint32_t>(d.preds.size()));
+  return d;
+}
+
+DependencyGraph build_dependency_graph(const Workload& w) {
+  DependencyGraph g(w.kernels.size());
+  const Dependencies d = dependencies(w, false);
+  for (std::uint32_t i = 0; i < w.kernels.size(); ++i)
+    for (auto p = d.begin[i]; p < d.begin[i + 1]; ++p) boost::add_edge(d.preds[p], i, g);
+  // Event waits that point backwards are refused by check_launch_order, not
+  // dropped: dependencies() leaves them out, so add them here.
+  for (const EventWait& e : w.event_waits)
+    if (e.after >= e.kernel) boost::add_edge(e.after, e.kernel, g);
   return g;
 }
 
@@ -54,6 +111,35 @@ std::int64_t critical_path_ns(const Workload& w, const DependencyGraph& g) {
     best = std::max(best, finish[v]);
   }
   return best;
+}
+
+std::int64_t overlap_ns(std::vector<Interval> intervals) {
+  // Sweep the starts (+1) and ends (-1) in time order; an end before a start
+  // at the same instant (half-open intervals touching do not overlap).
+  std::vector<std::pair<std::int64_t, int>> events;
+  events.reserve(2 * intervals.size());
+  for (const Interval& iv : intervals) {
+    if (iv.end_ns <= iv.start_ns) continue;
+    events.emplace_back(iv.start_ns, +1);
+    events.emplace_back(iv.end_ns, -1);
+  }
+  std::sort(events.begin(), events.end());
+  std::int64_t total = 0, prev = 0;
+  int running = 0;
+  for (const auto& [t, delta] : events) {
+    if (running >= 2) total += t - prev;
+    running += delta;
+    prev = t;
+  }
+  return total;
+}
+
+std::vector<Interval> traced_intervals(const Workload& w) {
+  std::vector<Interval> out;
+  out.reserve(w.kernels.size());
+  for (const Kernel& k : w.kernels)
+    out.push_back({k.traced_start_ns, k.traced_start_ns + k.work.duration_ns});
+  return out;
 }
 
 }  // namespace dvfsim

@@ -7,6 +7,8 @@
 #include <limits>
 #include <set>
 
+#include "sim/graph.h"
+
 namespace dvfsim {
 
 TraceStats compute_stats(const Workload& w) {
@@ -58,6 +60,7 @@ TraceStats compute_stats(const Workload& w) {
     last_end[it] = std::max(last_end[it], k.traced_start_ns + d);
   }
   s.streams = static_cast<std::uint32_t>(streams.size());
+  s.overlap_ns = overlap_ns(traced_intervals(w));
   s.shapes_share = s.gpu_time_ns > 0
                        ? static_cast<double>(s.shapes_time_ns) / static_cast<double>(s.gpu_time_ns)
                        : 0;
@@ -100,6 +103,11 @@ void print_stats(const TraceStats& s, std::ostream& out) {
              s.activities, s.streams, s.syncs, s.event_waits);
   fmt::print(out, "GPU time         {:.3f} ms total; {:.1f} TFLOP, {:.2f} GB DRAM\n",
              ms(s.gpu_time_ns), s.total_flops * 1e-12, s.total_dram_bytes * 1e-9);
+  if (s.streams > 1)
+    fmt::print(out,
+               "overlap          {:.3f} ms with two or more activities at once (replayed "
+               "concurrently)\n",
+               ms(s.overlap_ns));
   fmt::print(out, "work from shapes {:.1f} % of GPU time (rest: fallback estimate)\n",
              100.0 * s.shapes_share);
   {

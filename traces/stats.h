@@ -30,6 +30,7 @@ struct TraceStats {
   std::uint32_t syncs = 0;
   std::uint32_t event_waits = 0;
   std::uint32_t streams = 0;
+  std::int64_t overlap_ns = 0;  // traced time with two or more activities at once
   std::int64_t gpu_time_ns = 0;
   std::array<std::int64_t, kKernelClassCount> class_time_ns{};
   std::array<std::uint32_t, kKernelClassCount> class_count{};

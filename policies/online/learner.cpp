@@ -36,6 +36,7 @@ void SequenceLearner::on_start(PolicyContext& ctx, std::uint32_t kernel) {
     o.clocks = ctx.effective();
     o.start_ns = o.end_ns = now;
     seq_.push_back(o);
+    seq_kernel_.push_back(kernel);
     return;
   }
   if (!learned_) {
@@ -78,10 +79,18 @@ void SequenceLearner::on_end(PolicyContext& ctx, std::uint32_t kernel) {
   if (learned_ || seq_.empty()) return;
   const Kernel& k = ctx.workload().kernels[kernel];
   if (k.iteration != profiling_iteration_) return;
-  Observed& o = seq_.back();
+  // On several streams kernels end out of start order (sim/engine.h): find
+  // the one that ended (the last one started, on one stream).
+  std::size_t at = seq_.size() - 1;
+  while (at > 0 && seq_kernel_[at] != kernel) --at;
+  if (seq_kernel_[at] != kernel) return;
+  Observed& o = seq_[at];
   o.end_ns = ctx.now_ns();
   const double model = ctx.latency().duration_ns(o.cost, o.clocks);
   o.scale = model > 0 ? std::clamp(o.measured_ns() / model, kMinTimeScale, kMaxTimeScale) : 1.0;
+  // A kernel that ended after the next one started leaves no gap.
+  if (at + 1 < seq_.size())
+    o.gap_after_ns = std::max(0.0, static_cast<double>(seq_[at + 1].start_ns - o.end_ns));
 }
 
 double SequenceLearner::busy_ns() const {

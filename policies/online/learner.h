@@ -61,6 +61,7 @@ class SequenceLearner {
   std::int32_t profiling_iteration_ = -1;
   std::int32_t current_iteration_ = -1;
   std::vector<Observed> seq_;
+  std::vector<std::uint32_t> seq_kernel_;  // the kernel index of each entry of seq_
   int pos_ = -1;
   int lost_from_ = 0;
   std::int64_t first_start_ns_ = 0;
