@@ -50,6 +50,7 @@ void Switcher::schedule(PolicyContext& ctx, std::int64_t ended_ns) {
       std::max(ctx.expected_core_switch_ns(), ctx.expected_memory_switch_ns()) + 1.0;
   Clocks prev = cur.pair;
   for (int k = 1; k <= n; ++k) {
+    if (!cyclic_ && pos_ + k >= n) return;
     const Step& s = steps_[static_cast<std::size_t>((pos_ + k) % n)];
     if (!(s.pair == prev)) {
       const double lead = lead_ns(ctx, prev, s.pair);

@@ -28,9 +28,12 @@ class Switcher {
     double duration_ns = 0.0;  // predicted at `pair`
     double gap_ns = 0.0;       // predicted idle time after it
   };
-  void set_plan(std::vector<Step> steps, bool early) {
+  // `cyclic`: the plan repeats (position n - 1 is followed by position 0);
+  // otherwise nothing is issued past its end.
+  void set_plan(std::vector<Step> steps, bool early, bool cyclic = true) {
     steps_ = std::move(steps);
     early_ = early;
+    cyclic_ = cyclic;
     issued_ordinal_ = -1;
   }
   bool active() const { return !steps_.empty(); }
@@ -45,6 +48,7 @@ class Switcher {
   void schedule(PolicyContext& ctx, std::int64_t next_free_ns);
   std::vector<Step> steps_;
   bool early_ = true;
+  bool cyclic_ = true;
   int pos_ = -1;
   std::int64_t ordinal_ = 0;   // kernels started under the plan
   std::int64_t start_ns_ = 0;  // start of the current kernel

@@ -22,6 +22,11 @@ class PlanPolicy final : public Policy {
 }  // namespace
 
 RunResult replay_plan(const PolicyContext& ctx, const std::vector<Clocks>* pairs) {
+  PlanPolicy p(pairs);
+  return replay_with(ctx, p);
+}
+
+RunResult replay_with(const PolicyContext& ctx, Policy& p) {
   EngineInputs in;
   in.workload = &ctx.workload();
   in.device = &ctx.device();
@@ -33,7 +38,6 @@ RunResult replay_plan(const PolicyContext& ctx, const std::vector<Clocks>* pairs
   cfg.record_timeline = false;
   cfg.power_cap = in.governor != nullptr;
   cfg.switch_latency_override_us = ctx.expected_core_switch_ns() * 1e-3;
-  PlanPolicy p(pairs);
   return replay(in, p, cfg);
 }
 

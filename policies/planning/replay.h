@@ -13,5 +13,7 @@ namespace dvfsim::plan {
 // and the expected core switch latency. Used to check a plan against its
 // budget before committing to it.
 RunResult replay_plan(const PolicyContext& ctx, const std::vector<Clocks>* pairs);
+// The run under any policy `p` (an oracle's candidate), replayed the same way.
+RunResult replay_with(const PolicyContext& ctx, Policy& p);
 
 }  // namespace dvfsim::plan
