@@ -8,6 +8,7 @@
 
 #include "apps/runner.h"
 #include "policies/planning/kernel_plan.h"
+#include "policies/planning/segments.h"
 
 namespace dvfsim {
 namespace {
@@ -65,6 +66,47 @@ void BM_BuildTables(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_BuildTables)->Unit(benchmark::kMillisecond);
+
+// The segment DP of latency-oracle (and latency-aware) on the whole shipped
+// run (two steps, 3,718 kernels, gaps from the trace) on the RTX 3080 Ti at
+// switch latency L = range(0) us: every memory mode, the bisection on lambda,
+// the emulations of its tightening rounds. The oracle's replays of its
+// candidates on the engine come on top (BM_ReplayShippedTrace each).
+void BM_SegmentPlan(benchmark::State& state) {
+  const Setup& s = setup();
+  const Workload& w = *s.p.workload;
+  const Device& d = s.p.target->device;
+  const std::size_t n = w.kernels.size();
+  plan::SegmentPlanInput in;
+  in.gpu = GpuModel{&d, s.p.latency.get(), s.p.power.get(), s.p.governor.get()};
+  in.kernels.resize(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    in.kernels[k].cost = s.p.costs[k];
+    if (k + 1 < n)
+      in.kernels[k].gap_ns = std::max(
+          0.0, static_cast<double>(w.kernels[k + 1].traced_start_ns - w.kernels[k].traced_start_ns -
+                                   w.kernels[k].work.duration_ns));
+  }
+  in.start.warm_pair = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+  in.start.from = in.start.warm_pair;
+  const plan::Emulation em0 =
+      plan::emulate(in.gpu, in.kernels, std::vector<Clocks>(n, in.start.warm_pair), in.start);
+  for (std::size_t k = 0; k < n; ++k) in.kernels[k].max_core_mhz = em0.cap_mhz[k];
+  in.budget_ns = em0.time_ns;
+  in.core_lmin_ns = in.memory_lmin_ns = static_cast<double>(state.range(0)) * 1e3;
+  in.memory_stall_ns = std::min(in.core_lmin_ns, d.memory_switch_stall_us * 1e3);
+  in.start.stall_ns = in.memory_stall_ns;
+  double saving = 0;
+  for (auto _ : state) {
+    const plan::SegmentPlan sp = plan::plan_segments(in, em0);
+    saving = 100.0 * (1.0 - sp.emulation.energy_j / em0.energy_j);
+    benchmark::DoNotOptimize(sp.pairs.data());
+  }
+  state.counters["kernels"] = static_cast<double>(n);
+  state.counters["emulated_saving_pct"] = saving;
+  state.SetLabel("segment DP, whole run, every memory mode");
+}
+BENCHMARK(BM_SegmentPlan)->Arg(1)->Arg(10)->Arg(1000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace dvfsim

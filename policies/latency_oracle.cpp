@@ -67,6 +67,7 @@ class Follow final : public Policy {
 struct Candidate {
   std::string name;
   std::vector<Clocks> pairs;
+  bool at_start = false;  // requested when each kernel starts (kernel-oracle's way), not early
   double time_ns = 0, energy_j = 0;
   bool feasible = false;
 };
@@ -108,10 +109,11 @@ class LatencyOracle final : public Policy {
       return plan::replay_with(ctx, f);
     };
     auto consider = [&](const std::string& name, const std::vector<Clocks>& pairs,
-                        const RunResult& r) {
+                        const RunResult& r, bool at_start = false) {
       Candidate c;
       c.name = name;
       c.pairs = pairs;
+      c.at_start = at_start;
       c.time_ns = static_cast<double>(r.end_ns - r.begin_ns);
       c.energy_j = r.energy_j;
       c.feasible = !objective_.time_bounded() || c.time_ns <= budget;
@@ -162,6 +164,22 @@ class LatencyOracle final : public Policy {
       }
     };
     knapsack(whole, "per-kernel knapsack");
+    // kernel-oracle itself: its plan requested when each kernel starts (with
+    // a real latency the switches land late, which may still pay).
+    if (early) {
+      plan::KernelPlanInput in = whole;
+      in.plan.objective = objective_;
+      in.plan.policy = "latency-oracle";
+      in.plan.what = "per-kernel knapsack, requested at kernel start";
+      for (int attempt = 0; attempt < kReplayChecks; ++attempt) {
+        const plan::KernelPlan kp = plan::plan_kernels(in);
+        ++replays;
+        const RunResult r = plan::replay_plan(ctx, &kp.pairs);
+        if (consider("per-kernel knapsack at kernel start", kp.pairs, r, true)) break;
+        in.extra_tighten_ns +=
+            plan::tightening_ns(static_cast<double>(r.end_ns - r.begin_ns) - budget, budget);
+      }
+    }
     {
       plan::KernelPlanInput in = whole;
       std::array<int, kPhaseCount> group_of_phase{};
@@ -221,7 +239,7 @@ class LatencyOracle final : public Policy {
       steps[i].duration_ns = em.time_of_step[i];
       steps[i].gap_ns = whole.kernels[i].gap_ns;
     }
-    follow_ = std::make_unique<Follow>(std::move(steps), early);
+    follow_ = std::make_unique<Follow>(std::move(steps), early && !best->at_start);
     follow_->begin(ctx);
   }
 
