@@ -265,6 +265,19 @@ NOTEBOOKS["03-switch-latency.ipynb"] = notebook([
         policies = ordered(df["policy"])
         CLIP_SAVING_PCT = -20  # lower limit of the saving axis when a policy loses more
         PER_KERNEL = [p for p in ["kernel-oracle", "kernel-predictive"] if p in policies]
+        ORACLE = "latency-oracle"  # the envelope: the best plan at each latency
+
+        def sourced_latency_us(device):
+            """The device file's median core switch latency (models/devices/NAME.yaml) and its source kind."""
+            import re
+            path = REPO / "models" / "devices" / f"{device}.yaml"
+            if not path.exists(): return np.nan, ""
+            text = path.read_text()
+            core = re.search(r"switch_latency:\\s*\\n\\s*core:\\s*\\{([^}]*)\\}", text)
+            if not core: return np.nan, ""
+            m = re.search(r"(?:median_us|value_us):\\s*([0-9.eE+-]+)", core.group(1))
+            src = re.search(r'source:\\s*"(\\w+)', core.group(1))
+            return (float(m.group(1)) if m else np.nan), (src.group(1) if src else "")
 
         def crossover(sub):
             """Smallest latency from which the best per-kernel policy saves less than static-best
@@ -300,22 +313,40 @@ NOTEBOOKS["03-switch-latency.ipynb"] = notebook([
             top, bottom = axes[0, j], axes[1, j]
             for p in policies:
                 s = sub[sub["policy"] == p]
-                kw = dict(color=COLORS.get(p), marker=MARKERS.get(p, "o"), ms=4, lw=1.4, label=p)
+                if p == ORACLE:
+                    # The envelope every other curve is read against.
+                    kw = dict(color="k", ls="--", marker=".", ms=4, lw=1.2, label=f"{p} (envelope)")
+                    top.fill_between(s["switch_latency_us"], 0, s["energy_saving_pct"].clip(lower=0),
+                                     color="grey", alpha=0.15, lw=0)
+                else:
+                    kw = dict(color=COLORS.get(p), marker=MARKERS.get(p, "o"), ms=4, lw=1.4, label=p)
                 top.plot(s["switch_latency_us"], s["energy_saving_pct"], **kw)
                 bottom.plot(s["switch_latency_us"], s["slowdown_pct"], **kw)
+            # The device's own switch latency (its device file, with the kind of source).
+            lat, kind = sourced_latency_us(d)
+            if np.isfinite(lat):
+                for ax in (top, bottom):
+                    ax.axvline(lat, color="tab:red", ls="-.", lw=1.0, alpha=0.7)
+                top.annotate(f"{d} core switch\\n{latency_label(lat)} ({kind})", (lat, 0.03),
+                             xycoords=("data", "axes fraction"), fontsize=6.5, color="tab:red",
+                             ha="left", xytext=(3, 0), textcoords="offset points")
             # Keep the positive savings readable: clip very negative ones (and say so).
             low = sub["energy_saving_pct"].min()
             if low < CLIP_SAVING_PCT:
                 top.set_ylim(bottom=CLIP_SAVING_PCT)
                 top.text(0.02, 0.03, f"axis clipped at {CLIP_SAVING_PCT:g} % (lowest {low:.0f} %)",
                          transform=top.transAxes, fontsize=6.5, color="dimgrey")
+            # Break-even: from this latency on per-kernel DVFS saves less than one static pair.
             cross = summary.loc[d, "per_kernel_stops_paying_us"]
             if np.isfinite(cross):
                 for ax in (top, bottom):
                     ax.axvline(cross, color="grey", ls=":", lw=1.2)
-                top.annotate(f"per-kernel DVFS\\nstops paying\\n≥ {latency_label(cross)}", (cross, 0.97),
+                top.annotate(f"break-even: per-kernel\\nDVFS stops paying\\n≥ {latency_label(cross)}", (cross, 0.97),
                              xycoords=("data", "axes fraction"), fontsize=7, color="dimgrey", va="top",
                              ha="right", xytext=(-3, 0), textcoords="offset points")
+            else:
+                top.text(0.98, 0.97, "no break-even: per-kernel DVFS\\nnever falls below static-best",
+                         transform=top.transAxes, fontsize=6.5, color="dimgrey", va="top", ha="right")
             if "latency-aware" in policies:
                 la = sub[sub["policy"] == "latency-aware"].sort_values("switch_latency_us")
                 if len(la):
@@ -345,14 +376,20 @@ NOTEBOOKS["03-switch-latency.ipynb"] = notebook([
     against `native` as the clock-switch latency grows (log scale, 1 µs to
     200 ms), one panel per GPU, one line per policy. Bottom row: the slowdown
     that comes with it (symmetric-log scale when it grows large). The dotted
-    line marks where per-kernel DVFS (the better of `kernel-oracle` and
-    `kernel-predictive`) stops paying: from that latency on it saves less
-    than the single best static pair. `latency-aware` groups kernels into
-    segments long enough to amortise the latency, so it follows the
-    per-kernel policies while switches are cheap and keeps the per-pass
-    saving (labelled at the largest latency) when they are not. The table
-    above (`figures/03-switch-latency.csv`) gives the numbers at the ends of
-    the range.
+    line marks the break-even, where per-kernel DVFS (the better of
+    `kernel-oracle` and `kernel-predictive`) stops paying: from that latency
+    on it saves less than the single best static pair (a panel without one
+    says so). The dashed black line and grey area are `latency-oracle`, the
+    envelope: the best plan at that latency with full knowledge of the run
+    (segments that amortise a switch, switches issued early, never below the
+    per-kernel, per-phase and single-pair plans it also replays); every other
+    curve is read against it. The red dash-dotted line is the device's own
+    median core-switch latency from its device file, with the kind of source
+    ("read" from a publication, or an "assumption"). `latency-aware` is the
+    online counterpart of the envelope (it learns the first of the trace's two
+    steps, so it can recover at most about half of it). The table above
+    (`figures/03-switch-latency.csv`) gives the numbers at the ends of the
+    range.
     """),
 ])
 
