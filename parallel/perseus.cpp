@@ -353,10 +353,11 @@ PerseusPlan plan_perseus(const ParallelInputs& in, const EngineConfig& cfg,
         pr.core_mhz.push_back(*it);
         pr.time_ns.push_back(ip.time_ns);
         pr.cost_j.push_back(cost);
-        if (ip.energy_j < best) {
+        // Equal energy (clocks above a power cap run capped alike) is not a rise.
+        if (ip.energy_j < best * (1 - 1e-9)) {
           best = ip.energy_j;
           rising = 0;
-        } else if (++rising >= 3) {
+        } else if (ip.energy_j > best * (1 + 1e-6) && ++rising >= 3) {
           break;
         }
       }
