@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates the paper figures: runs every experiment of experiments/ with
-# `dvfsim sweep`, then executes every notebook of notebooks/ (docs/experiments.md).
+# `dvfsim sweep`, then executes every notebook of notebooks/ (docs/experiments.md),
+# then checks the PDFs' fonts (scripts/check_figures.sh: no Type 3).
+# This is the only way the committed figures of notebooks/figures/ are
+# written: a notebook run by hand writes to results/figures/.
 #
 #   scripts/figures.sh [--small] [--headline] [--jobs N] [--dvfsim PATH]
 #
@@ -16,7 +19,7 @@
 # and figure directories; PYTHON the Python that has pandas, matplotlib,
 # nbconvert and ipykernel (default /usr/bin/python3 when it has them).
 # Sweeps are resumable: a second call reruns nothing that is complete.
-# Exit status: 0 all good, 1 a run or a notebook failed, 2 bad usage/setup.
+# Exit status: 0 all good, 1 a run, a notebook or the font check failed, 2 bad usage/setup.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -25,7 +28,7 @@ headline=0
 jobs=""
 dvfsim="${DVFSIM:-}"
 
-usage() { sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --small) small=1 ;;
@@ -137,5 +140,7 @@ for e in "${experiments[@]}"; do
     status=1
   fi
 done
+# The venue's PDF check: no Type 3 fonts, everything embedded.
+bash "$ROOT/scripts/check_figures.sh" "$figures" || status=1
 echo "figures.sh: finished in $((SECONDS - t_start)) s (executed notebooks in $results/notebooks/)"
 exit $status

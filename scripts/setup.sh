@@ -8,7 +8,7 @@ packages=(
   zlib1g-dev libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev clang-format
   clang libclang-rt-14-dev
   python3-pandas python3-matplotlib python3-seaborn python3-nbformat python3-ipykernel python3-yaml
-  jupyter-nbconvert
+  jupyter-nbconvert pybind11-dev python3-pytest poppler-utils
 )
 # slurm-wlm and munge are not listed: only tests/slurm/run.sh needs them, and
 # it installs them (apt-get) when it runs.

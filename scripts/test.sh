@@ -14,6 +14,10 @@ bash scripts/build.sh build
 ctest --test-dir build --output-on-failure -j "$(nproc)"
 # The device tables in docs/devices.md must match models/devices/*.yaml.
 /usr/bin/python3 scripts/device_tables.py --check
+# The notebooks must be what notebooks/make_notebooks.py writes, and the
+# committed figure PDFs must have no Type 3 fonts (a venue's check).
+/usr/bin/python3 notebooks/make_notebooks.py --check
+bash scripts/check_figures.sh notebooks/figures
 # Format check: the tree must match .clang-format.
 files=$(git ls-files '*.cpp' '*.h' '*.cc' 2>/dev/null || true)
 if [ -n "$files" ]; then
