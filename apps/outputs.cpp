@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <ostream>
@@ -54,6 +56,12 @@ std::pair<std::int64_t, std::int64_t> overlap_traced_replayed(const Workload& w,
   return {overlap_ns(traced_intervals(w)), overlap_ns(std::move(replayed))};
 }
 
+const char* domain_name(SwitchRecord::Domain d) {
+  return d == SwitchRecord::Domain::core
+             ? "core"
+             : (d == SwitchRecord::Domain::memory ? "memory" : "power_cap");
+}
+
 // GPU time whose FLOPs and bytes rest on the fallback estimate, and its share.
 std::pair<double, double> fallback_time(const Workload& w) {
   double all = 0, fallback = 0;
@@ -62,6 +70,23 @@ std::pair<double, double> fallback_time(const Workload& w) {
     if (k.work.source == WorkSource::fallback) fallback += static_cast<double>(k.work.duration_ns);
   }
   return {fallback * 1e-9, all > 0 ? fallback / all : 0.0};
+}
+
+// A parameter as its JSON type: a number when the whole text is one
+// (written as the double it parses to, as the policy reads it), true/false,
+// else the string.
+void typed_field(JsonWriter& j, const std::string& key, const std::string& text) {
+  if (text == "true" || text == "false") {
+    j.field(key, text == "true");
+    return;
+  }
+  double d = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, d);
+  if (!text.empty() && ec == std::errc() && ptr == end && std::isfinite(d))
+    j.field(key, d);
+  else
+    j.field(key, text);
 }
 
 void result_numbers(JsonWriter& j, const RunResult& r, const std::vector<std::int32_t>& steady) {
@@ -87,7 +112,7 @@ std::string summary_json(const RunSpec& spec, const Simulation& sim) {
   j.field("policy", r.policy);
   j.field("oracle", r.oracle);
   j.key("policy_params").begin_object();
-  for (const auto& [k, v] : sim.policy_params) j.field(k, v);
+  for (const auto& [k, v] : sim.policy_params) typed_field(j, k, v);
   j.end_object();
   const RunSettings settings{sim.engine, sim.models, sim.host, sim.power_limit_w};
   for (const EngineSetting& s : engine_settings()) s.summarise(j, s.name, settings);
@@ -171,20 +196,22 @@ std::string kernels_csv(const Simulation& sim) {
   const Workload& w = *sim.workload;
   const RunResult& r = sim.result;
   std::string out =
-      "index,iteration,name,class,phase,stream,start_ns,duration_ns,flops,dram_bytes,work_source,"
-      "requested_core_mhz,requested_memory_mhz,core_mhz,memory_mhz,power_w,energy_j,"
-      "baseline_duration_ns,baseline_energy_j\n";
-  out.reserve(w.kernels.size() * 200);
+      "kernel_index,iteration,name,operator,correlation_id,class,phase,stream,traced_start_ns,"
+      "start_ns,duration_ns,flops,dram_bytes,work_source,requested_core_mhz,requested_memory_mhz,"
+      "core_mhz,memory_mhz,power_w,energy_j,baseline_duration_ns,baseline_energy_j\n";
+  out.reserve(w.kernels.size() * 260);
   for (std::size_t i = 0; i < w.kernels.size(); ++i) {
     const Kernel& k = w.kernels[i];
     const KernelResult& kr = r.kernels[i];
     const double p =
         kr.duration_ns > 0 ? kr.energy_j / (static_cast<double>(kr.duration_ns) * 1e-9) : 0.0;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{:.1f},{:.1f},{:.3f},{:.9g},", i,
-                       k.iteration, csv_field(w.name(k)), to_string(k.cls), to_string(k.phase),
-                       k.stream, kr.start_ns, kr.duration_ns, k.work.flops, k.work.dram_bytes,
-                       to_string(k.work.source), kr.requested_core_mhz, kr.requested_memory_mhz,
-                       kr.core_mhz, kr.memory_mhz, p, kr.energy_j);
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.1f},{:.1f},{:.3f},{:.9g},", i,
+        k.iteration, csv_field(w.name(k)), csv_field(w.op(k)),
+        k.correlation >= 0 ? fmt::format("{}", k.correlation) : "", to_string(k.cls),
+        to_string(k.phase), k.stream, k.traced_start_ns, kr.start_ns, kr.duration_ns, k.work.flops,
+        k.work.dram_bytes, to_string(k.work.source), kr.requested_core_mhz, kr.requested_memory_mhz,
+        kr.core_mhz, kr.memory_mhz, p, kr.energy_j);
     if (sim.has_baseline)
       out += fmt::format("{},{:.9g}\n", sim.baseline.kernels[i].duration_ns,
                          sim.baseline.kernels[i].energy_j);
@@ -195,7 +222,8 @@ std::string kernels_csv(const Simulation& sim) {
 }
 
 std::string timeline_csv(const Simulation& sim) {
-  std::string out = "start_ns,duration_ns,core_mhz,memory_mhz,power_w,state,kernel\n";
+  // kernel_index: the key of kernels.csv (empty for idle and stall segments).
+  std::string out = "start_ns,duration_ns,core_mhz,memory_mhz,power_w,state,kernel_index\n";
   for (const Segment& s : sim.result.segments) {
     const char* state = s.kernel >= 0 ? "kernel" : (s.kernel == Segment::kStall ? "stall" : "idle");
     out += fmt::format("{},{},{},{},{:.3f},{},{}\n", s.start_ns, s.duration_ns, s.core_mhz,
@@ -206,86 +234,150 @@ std::string timeline_csv(const Simulation& sim) {
 }
 
 std::string clock_switches_csv(const Simulation& sim) {
+  // The core and memory rows are the switches summary.json counts
+  // (clock_switches); power_cap rows are the firmware's cap moving, which no
+  // policy asked for (docs/design.md, "Command line").
   std::string out = "domain,request_ns,land_ns,latency_ns,from_mhz,to_mhz,stall_ns\n";
   for (const SwitchRecord& s : sim.result.switches) {
-    const char* d = s.domain == SwitchRecord::Domain::core
-                        ? "core"
-                        : (s.domain == SwitchRecord::Domain::memory ? "memory" : "power_cap");
-    out += fmt::format("{},{},{},{},{},{},{}\n", d, s.request_ns, s.land_ns,
+    out += fmt::format("{},{},{},{},{},{},{}\n", domain_name(s.domain), s.request_ns, s.land_ns,
                        s.land_ns - s.request_ns, s.from_mhz, s.to_mhz, s.stall_ns);
   }
   return out;
 }
 
-std::string perfetto_trace_json(const Simulation& sim) {
-  const Workload& w = *sim.workload;
-  const RunResult& r = sim.result;
-  JsonWriter j(false);
-  j.begin_object();
-  j.field("displayTimeUnit", "ns");
-  j.key("traceEvents").begin_array();
-  auto us = [](std::int64_t ns) { return static_cast<double>(ns) * 1e-3; };
-  // Track names.
-  j.begin_object()
-      .field("ph", "M")
-      .field("name", "process_name")
-      .field("pid", 0)
-      .key("args")
-      .begin_object()
-      .field("name", fmt::format("{} ({})", sim.target->device.name, r.policy))
-      .end_object()
-      .end_object();
+namespace {
+
+// Integer nanoseconds as microseconds with exactly three decimals: the trace
+// viewers' unit, without the rounding of a double (6424.998, not
+// 6424.9980000000005), so back-to-back kernels touch and never overlap.
+std::string us_text(std::int64_t ns) {
+  const auto a = ns < 0 ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
+  return fmt::format("{}{}.{:03}", ns < 0 ? "-" : "", a / 1000, a % 1000);
+}
+
+// Chrome trace-event JSON, one event per line.
+class TraceEvents {
+ public:
+  TraceEvents() { out_ = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"; }
+  // `body`: the members of one event object, without braces.
+  void add(const std::string& body) {
+    if (!first_) out_ += ",\n";
+    first_ = false;
+    out_ += '{';
+    out_ += body;
+    out_ += '}';
+  }
+  void name_process(int pid, const std::string& name, int sort) {
+    add(fmt::format(R"("ph":"M","name":"process_name","pid":{},"args":{{"name":{}}})", pid,
+                    json_quote(name)));
+    add(fmt::format(R"("ph":"M","name":"process_sort_index","pid":{},"args":{{"sort_index":{}}})",
+                    pid, sort));
+  }
+  void name_thread(int pid, std::int64_t tid, const std::string& name, std::int64_t sort) {
+    add(fmt::format(R"("ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}})", pid,
+                    tid, json_quote(name)));
+    add(fmt::format(
+        R"("ph":"M","name":"thread_sort_index","pid":{},"tid":{},"args":{{"sort_index":{}}})", pid,
+        tid, sort));
+  }
+  void slice(int pid, std::int64_t tid, const std::string& name, std::string_view cat,
+             std::int64_t start_ns, std::int64_t dur_ns, const std::string& args) {
+    add(fmt::format(
+        R"("ph":"X","name":{},"cat":"{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{{}}})",
+        json_quote(name), cat, pid, tid, us_text(start_ns), us_text(dur_ns), args));
+  }
+  std::string finish() { return out_ + "\n]}\n"; }
+
+ private:
+  std::string out_;
+  bool first_ = true;
+};
+
+// Track ids above any stream id: iterations, phases and clock switches.
+constexpr std::int64_t kIterationTid = 1'000'000'001;
+constexpr std::int64_t kPhaseTid = 1'000'000'002;
+// One switch track per domain (a core and a memory switch may be in flight together).
+constexpr std::int64_t kSwitchTid = 1'000'000'003;  // + the domain
+std::int64_t switch_tid(SwitchRecord::Domain d) {
+  return kSwitchTid + static_cast<std::int64_t>(d);
+}
+
+void trace_run(TraceEvents& ev, int pid, const std::string& process, const Workload& w,
+               const RunResult& r) {
+  ev.name_process(pid, process, pid);
+  ev.name_thread(pid, kIterationTid, "iterations", 0);
+  ev.name_thread(pid, kPhaseTid, "phases", 1);
   std::vector<std::int32_t> streams;
   for (const Kernel& k : w.kernels)
     if (std::find(streams.begin(), streams.end(), k.stream) == streams.end())
       streams.push_back(k.stream);
-  for (auto s : streams)
-    j.begin_object()
-        .field("ph", "M")
-        .field("name", "thread_name")
-        .field("pid", 0)
-        .field("tid", s)
-        .key("args")
-        .begin_object()
-        .field("name", fmt::format("stream {}", s))
-        .end_object()
-        .end_object();
+  std::sort(streams.begin(), streams.end());
+  for (auto s : streams) ev.name_thread(pid, s, fmt::format("stream {}", s), 10 + s);
+  for (const auto d :
+       {SwitchRecord::Domain::core, SwitchRecord::Domain::memory, SwitchRecord::Domain::power_cap})
+    if (std::any_of(r.switches.begin(), r.switches.end(),
+                    [d](const SwitchRecord& s) { return s.domain == d; }))
+      ev.name_thread(pid, switch_tid(d), fmt::format("{} switches", domain_name(d)),
+                     2 + static_cast<std::int64_t>(d));
+
+  // Iterations: from the first kernel's start to the last one's end.
+  for (std::int32_t it = 0; it < w.iterations; ++it) {
+    const auto b = w.iteration_begin[static_cast<std::size_t>(it)];
+    const auto e = w.iteration_begin[static_cast<std::size_t>(it) + 1];
+    if (b == e) continue;
+    std::int64_t t0 = r.kernels[b].start_ns, t1 = t0;
+    for (auto i = b; i < e; ++i) {
+      t0 = std::min(t0, r.kernels[i].start_ns);
+      t1 = std::max(t1, r.kernels[i].start_ns + r.kernels[i].duration_ns);
+    }
+    const double energy = static_cast<std::size_t>(it) < r.iteration_energy_j.size()
+                              ? r.iteration_energy_j[static_cast<std::size_t>(it)]
+                              : 0.0;
+    ev.slice(pid, kIterationTid, fmt::format("iteration {}", it), "iteration", t0, t1 - t0,
+             fmt::format(R"("iteration":{},"energy_j":{})", it, energy));
+  }
+  // Phases: runs of kernels (in launch order) of one phase within an
+  // iteration, each from where the previous ended, so that they never nest.
+  std::int64_t prev_end = std::numeric_limits<std::int64_t>::min();
+  for (std::size_t i = 0; i < w.kernels.size();) {
+    std::size_t j = i;
+    std::int64_t t0 = std::numeric_limits<std::int64_t>::max(), t1 = prev_end;
+    while (j < w.kernels.size() && w.kernels[j].phase == w.kernels[i].phase &&
+           w.kernels[j].iteration == w.kernels[i].iteration) {
+      t0 = std::min(t0, r.kernels[j].start_ns);
+      t1 = std::max(t1, r.kernels[j].start_ns + r.kernels[j].duration_ns);
+      ++j;
+    }
+    t0 = std::max(t0, prev_end);
+    if (t1 > t0)
+      ev.slice(pid, kPhaseTid, std::string(to_string(w.kernels[i].phase)), "phase", t0, t1 - t0,
+               fmt::format(R"("iteration":{},"first_kernel":{},"kernels":{})",
+                           w.kernels[i].iteration, i, j - i));
+    prev_end = std::max(prev_end, t1);
+    i = j;
+  }
   for (std::size_t i = 0; i < w.kernels.size(); ++i) {
     const Kernel& k = w.kernels[i];
     const KernelResult& kr = r.kernels[i];
-    j.begin_object()
-        .field("ph", "X")
-        .field("name", w.name(k))
-        .field("cat", to_string(k.cls))
-        .field("pid", 0)
-        .field("tid", k.stream)
-        .field("ts", us(kr.start_ns))
-        .field("dur", us(kr.duration_ns))
-        .key("args")
-        .begin_object()
-        .field("index", static_cast<std::int64_t>(i))
-        .field("phase", to_string(k.phase))
-        .field("iteration", k.iteration)
-        .field("core_mhz", kr.core_mhz)
-        .field("memory_mhz", kr.memory_mhz)
-        .field("energy_j", kr.energy_j)
-        .end_object()
-        .end_object();
+    const double p =
+        kr.duration_ns > 0 ? kr.energy_j / (static_cast<double>(kr.duration_ns) * 1e-9) : 0.0;
+    ev.slice(pid, k.stream, std::string(w.name(k)), to_string(k.cls), kr.start_ns, kr.duration_ns,
+             fmt::format(R"("kernel_index":{},"operator":{},"correlation_id":{},"phase":"{}",)"
+                         R"("iteration":{},"traced_start_ns":{},"requested_core_mhz":{},)"
+                         R"("requested_memory_mhz":{},"core_mhz":{},"memory_mhz":{},)"
+                         R"("power_w":{},"energy_j":{})",
+                         i, json_quote(w.names[k.op_id]),
+                         k.correlation >= 0 ? fmt::format("{}", k.correlation) : "null",
+                         to_string(k.phase), k.iteration, k.traced_start_ns, kr.requested_core_mhz,
+                         kr.requested_memory_mhz, kr.core_mhz, kr.memory_mhz, p, kr.energy_j));
   }
-  // Counter tracks, one sample per timeline segment change.
+  // Counter tracks, one sample where a value changes.
   auto counter = [&](const char* name, const char* unit, auto value, std::int64_t start_ns) {
-    j.begin_object()
-        .field("ph", "C")
-        .field("name", name)
-        .field("pid", 0)
-        .field("ts", us(start_ns))
-        .key("args")
-        .begin_object()
-        .field(unit, value)
-        .end_object()
-        .end_object();
+    ev.add(fmt::format(R"("ph":"C","name":"{}","pid":{},"ts":{},"args":{{"{}":{}}})", name, pid,
+                       us_text(start_ns), unit, value));
   };
-  double last_p = -1, last_c = -1, last_m = -1;
+  double last_p = -1;
+  std::int32_t last_c = -1, last_m = -1;
   for (const Segment& s : r.segments) {
     if (s.power_w != last_p) counter("power (W)", "W", s.power_w, s.start_ns);
     if (s.core_mhz != last_c) counter("core clock (MHz)", "MHz", s.core_mhz, s.start_ns);
@@ -294,31 +386,38 @@ std::string perfetto_trace_json(const Simulation& sim) {
     last_c = s.core_mhz;
     last_m = s.memory_mhz;
   }
+  // Clock switches: a slice from the request to the landing (an instant when
+  // they coincide), the values in args.
   for (const SwitchRecord& s : r.switches) {
-    const char* d = s.domain == SwitchRecord::Domain::core
-                        ? "core"
-                        : (s.domain == SwitchRecord::Domain::memory ? "memory" : "power cap");
-    if (s.domain != SwitchRecord::Domain::power_cap)
-      j.begin_object()
-          .field("ph", "i")
-          .field("s", "p")
-          .field("pid", 0)
-          .field("tid", 0)
-          .field("name", fmt::format("{} switch requested -> {} MHz", d, s.to_mhz))
-          .field("ts", us(s.request_ns))
-          .end_object();
-    j.begin_object()
-        .field("ph", "i")
-        .field("s", "p")
-        .field("pid", 0)
-        .field("tid", 0)
-        .field("name", fmt::format("{} {} -> {} MHz", d, s.from_mhz, s.to_mhz))
-        .field("ts", us(s.land_ns))
-        .end_object();
+    const std::string args =
+        fmt::format(R"("domain":"{}","from_mhz":{},"to_mhz":{},"request_ns":{},"land_ns":{},)"
+                    R"("latency_ns":{},"stall_ns":{})",
+                    domain_name(s.domain), s.from_mhz, s.to_mhz, s.request_ns, s.land_ns,
+                    s.land_ns - s.request_ns, s.stall_ns);
+    const std::string name = fmt::format("{} switch", domain_name(s.domain));
+    if (s.land_ns > s.request_ns)
+      ev.slice(pid, switch_tid(s.domain), name, "switch", s.request_ns, s.land_ns - s.request_ns,
+               args);
+    else
+      ev.add(fmt::format(R"("ph":"i","s":"t","name":"{}","cat":"switch","pid":{},"tid":{},)"
+                         R"("ts":{},"args":{{{}}})",
+                         name, pid, switch_tid(s.domain), us_text(s.land_ns), args));
   }
-  j.end_array();
-  j.end_object();
-  return j.str() + "\n";
+}
+
+}  // namespace
+
+std::string perfetto_trace_json(const Simulation& sim) {
+  TraceEvents ev;
+  const Device& d = sim.target->device;
+  const std::string gpu = d.display_name.empty() ? d.name : d.display_name;
+  trace_run(ev, 1,
+            fmt::format("{} ({}{})", gpu, sim.result.policy, sim.result.oracle ? ", oracle" : ""),
+            *sim.workload, sim.result);
+  if (sim.has_baseline)
+    trace_run(ev, 2, fmt::format("{} ({}, baseline)", gpu, sim.baseline.policy), *sim.workload,
+              sim.baseline);
+  return ev.finish();
 }
 
 std::string manifest_json(const RunSpec& spec, const Simulation& sim) {
@@ -343,7 +442,7 @@ std::string manifest_json(const RunSpec& spec, const Simulation& sim) {
   j.field("memory_stall_override_us", sim.engine.memory_stall_override_us);
   j.field("warm_firmware", sim.engine.warm_firmware);
   j.key("policy_params").begin_object();
-  for (const auto& [k, v] : sim.policy_params) j.field(k, v);
+  for (const auto& [k, v] : sim.policy_params) typed_field(j, k, v);
   j.end_object();
   j.field("capture_device", sim.capture->device.name);
   j.field("capture_core_mhz", sim.workload->capture.core_mhz);

@@ -84,6 +84,9 @@ struct Kernel {
   std::int32_t iteration = 0;  // 0-based
   std::int32_t layer = -1;     // -1 when unknown
   Work work;
+  // The launch's correlation id in a Kineto trace (joins kernels.csv back to
+  // the trace); -1 when the trace has none (native traces do not keep it).
+  std::int64_t correlation = -1;
 };
 
 // A host call that blocked until GPU work finished (stream/device/event

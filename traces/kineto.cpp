@@ -708,6 +708,7 @@ Workload parse_kineto(std::string_view json, const std::string& path, bool padde
     k.launch = a.launch;
     k.host_launch_ns = a.host_ns;
     k.traced_start_ns = a.start_ns;
+    k.correlation = a.correlation;
     k.work.duration_ns = a.duration_ns;
     facts[i].activity_bytes = a.bytes;
     facts[i].device_to_device = a.device_to_device;

@@ -1,0 +1,206 @@
+// The run outputs join back to the trace and to each other (kernels.csv,
+// timeline.csv, clock_switches.csv, summary.json), and trace.json is a
+// correct timeline (exact stamps, no kernel overlapping its stream neighbour).
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+#include <vector>
+
+#include "tests/e2e/run_util.h"
+
+namespace dvfsim::testing {
+namespace {
+
+// One CSV line split at commas outside quotes.
+std::vector<std::string> csv_cells(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (c == '"') {
+      if (quoted && i + 1 < line.size() && line[i + 1] == '"') {
+        out.back() += '"';
+        ++i;
+      } else {
+        quoted = !quoted;
+      }
+    } else if (c == ',' && !quoted) {
+      out.emplace_back();
+    } else {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+std::size_t column(const std::vector<std::string>& header, const std::string& name) {
+  const auto it = std::find(header.begin(), header.end(), name);
+  EXPECT_NE(it, header.end()) << "no column " << name;
+  return static_cast<std::size_t>(it - header.begin());
+}
+
+class RunOutputs : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    // pass-level on the 3080 Ti: a few clock switches, each with a latency.
+    dir_ = temp_dir("outputs");
+    result_ = run_dvfsim(std::string("run --trace ") + DVFSIM_SHIPPED_TRACE +
+                         " --device rtx3080ti --policy pass-level --set switch_latency_us=100 "
+                         "--out " +
+                         dir_);
+  }
+  static std::string dir_;
+  static ProcessResult result_;
+};
+std::string RunOutputs::dir_;
+ProcessResult RunOutputs::result_;
+
+TEST_F(RunOutputs, KernelsCsvCarriesOperatorCorrelationAndTracedStamp) {
+  ASSERT_EQ(result_.exit_code, 0) << result_.output;
+  const auto lines = lines_of(read_text(dir_ + "/kernels.csv"));
+  ASSERT_GT(lines.size(), 1u);
+  const auto header = csv_cells(lines[0]);
+  const auto row = csv_cells(lines[1]);
+  ASSERT_EQ(row.size(), header.size());
+  // The trace's first kernel: "ts": 5112196511067.996, "correlation": 21,
+  // launched by External id 10 = aten::gather.
+  EXPECT_EQ(row[column(header, "kernel_index")], "0");
+  EXPECT_EQ(row[column(header, "name")],
+            "void at::native::vectorized_gather_kernel<16, long>(char*, char*, long*, int, long, "
+            "long, long, long, bool)");
+  EXPECT_EQ(row[column(header, "operator")], "aten::gather");
+  EXPECT_EQ(row[column(header, "correlation_id")], "21");
+  EXPECT_EQ(row[column(header, "traced_start_ns")], "5112196511067996");
+}
+
+TEST_F(RunOutputs, TimelineUsesTheKernelsCsvKey) {
+  ASSERT_EQ(result_.exit_code, 0) << result_.output;
+  const auto kernels = csv_cells(lines_of(read_text(dir_ + "/kernels.csv"))[0]);
+  const auto timeline = lines_of(read_text(dir_ + "/timeline.csv"));
+  const auto header = csv_cells(timeline[0]);
+  EXPECT_EQ(kernels[0], "kernel_index");
+  const std::size_t key = column(header, "kernel_index");
+  const std::size_t state = column(header, "state");
+  // The first kernel segment names kernel 0.
+  for (std::size_t i = 1; i < timeline.size(); ++i) {
+    const auto cells = csv_cells(timeline[i]);
+    if (cells[state] != "kernel") continue;
+    EXPECT_EQ(cells[key], "0");
+    break;
+  }
+}
+
+TEST_F(RunOutputs, SummaryCountsTheCoreAndMemoryRowsOfClockSwitchesCsv) {
+  ASSERT_EQ(result_.exit_code, 0) << result_.output;
+  const auto lines = lines_of(read_text(dir_ + "/clock_switches.csv"));
+  std::map<std::string, std::int64_t> rows;
+  for (std::size_t i = 1; i < lines.size(); ++i) ++rows[csv_cells(lines[i])[0]];
+  simdjson::dom::parser parser;
+  const simdjson::dom::element s = parser.load(dir_ + "/summary.json");
+  const std::int64_t counted = int64_t(s["clock_switches"]);
+  EXPECT_GT(counted, 0);
+  EXPECT_EQ(counted, rows["core"] + rows["memory"]);
+}
+
+TEST_F(RunOutputs, SummaryPolicyParamsKeepTheirTypes) {
+  ASSERT_EQ(result_.exit_code, 0) << result_.output;
+  simdjson::dom::parser parser;
+  const simdjson::dom::element s = parser.load(dir_ + "/summary.json");
+  // pass-level's parameters: max_slowdown (a number, default 0), objective (text).
+  const simdjson::dom::element budget = s["policy_params"]["max_slowdown"];
+  const simdjson::dom::element objective = s["policy_params"]["objective"];
+  EXPECT_EQ(budget.type(), simdjson::dom::element_type::INT64);
+  EXPECT_EQ(int64_t(budget), 0);
+  EXPECT_EQ(objective.type(), simdjson::dom::element_type::STRING);
+}
+
+struct Slice {
+  std::int64_t start_ns, dur_ns;
+  std::string name;
+};
+
+// "ts": and "dur": values written as integers of ns: digits, '.', three digits.
+bool fixed_three_decimals(const std::string& text, const std::string& key, std::size_t& count) {
+  for (std::size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + 1)) {
+    std::size_t i = at + key.size();
+    const std::size_t digits = i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+    if (i == digits || text[i] != '.') return false;
+    const std::size_t frac = ++i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+    if (i - frac != 3) return false;
+    ++count;
+  }
+  return true;
+}
+
+TEST_F(RunOutputs, TraceJsonHasExactStampsAndNoKernelOverlapsItsStreamNeighbour) {
+  ASSERT_EQ(result_.exit_code, 0) << result_.output;
+  const std::string text = read_text(dir_ + "/trace.json");
+  std::size_t stamps = 0, durations = 0;
+  EXPECT_TRUE(fixed_three_decimals(text, "\"ts\":", stamps));
+  EXPECT_TRUE(fixed_three_decimals(text, "\"dur\":", durations));
+  EXPECT_GT(stamps, 2u * 3718u);
+
+  simdjson::dom::parser parser;
+  const simdjson::dom::element root = parser.parse(simdjson::padded_string(text));
+  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<Slice>> tracks;  // (pid, tid)
+  std::map<std::int64_t, std::string> processes;
+  std::map<std::string, std::int64_t> categories;
+  std::int64_t switch_events = 0;
+  for (const simdjson::dom::element e : root["traceEvents"].get_array()) {
+    const std::string_view ph = e["ph"].get_string();
+    if (ph == "M" && std::string_view(e["name"].get_string()) == "process_name")
+      processes[int64_t(e["pid"])] = std::string(std::string_view(e["args"]["name"]));
+    if (std::string_view cat; e["cat"].get(cat) == simdjson::SUCCESS && cat == "switch") {
+      ++switch_events;
+      // the values are in args, not in the name
+      EXPECT_EQ(std::string_view(e["name"].get_string()).find("MHz"), std::string_view::npos);
+      EXPECT_EQ(e["args"]["to_mhz"].error(), simdjson::SUCCESS);
+    }
+    if (ph != "X") continue;
+    const std::string cat(std::string_view(e["cat"].get_string()));
+    ++categories[cat];
+    // Exact: three decimals of µs are integer ns.
+    const auto ns = [](double us) { return std::llround(us * 1000.0); };
+    tracks[{int64_t(e["pid"]), int64_t(e["tid"])}].push_back(
+        {ns(double(e["ts"])), ns(double(e["dur"])), std::string(std::string_view(e["name"]))});
+  }
+  // The policy's run and the baseline side by side.
+  ASSERT_EQ(processes.size(), 2u);
+  EXPECT_NE(processes[1].find("pass-level"), std::string::npos) << processes[1];
+  EXPECT_NE(processes[2].find("native"), std::string::npos) << processes[2];
+  EXPECT_EQ(categories["iteration"], 2 * 2);  // two iterations, two processes
+  EXPECT_GT(categories["phase"], 2 * 2 * 2);  // at least forward and backward per iteration
+  EXPECT_GT(switch_events, 0);
+  std::size_t kernel_slices = 0, touching = 0;
+  for (auto& [track, slices] : tracks) {
+    std::sort(slices.begin(), slices.end(),
+              [](const Slice& a, const Slice& b) { return a.start_ns < b.start_ns; });
+    for (std::size_t i = 1; i < slices.size(); ++i) {
+      const Slice& a = slices[i - 1];
+      const Slice& b = slices[i];
+      EXPECT_LE(a.start_ns + a.dur_ns, b.start_ns)
+          << "pid " << track.first << " tid " << track.second << ": '" << a.name << "' overlaps '"
+          << b.name << "'";
+      touching += a.start_ns + a.dur_ns == b.start_ns;
+    }
+    kernel_slices += slices.size();
+  }
+  EXPECT_GT(kernel_slices, 2u * 3718u);
+  EXPECT_GT(touching, 100u);  // back-to-back kernels: they touch exactly
+}
+
+}  // namespace
+}  // namespace dvfsim::testing
