@@ -57,9 +57,10 @@ TEST_F(ShippedTrace, KernelsCsvHasOneRowPerActivityWithTheDesignColumns) {
   ASSERT_EQ(result_.exit_code, 0) << result_.output;
   const std::string csv = read_text(dir_ + "/kernels.csv");
   const std::string header = csv.substr(0, csv.find('\n'));
-  for (const char* col : {"kernel_index", "iteration", "name", "class", "phase", "stream", "start_ns",
-                          "duration_ns", "flops", "dram_bytes", "work_source", "requested_core_mhz",
-                          "requested_memory_mhz", "core_mhz", "memory_mhz", "power_w", "energy_j"})
+  for (const char* col :
+       {"kernel_index", "iteration", "name", "class", "phase", "stream", "start_ns", "duration_ns",
+        "flops", "dram_bytes", "work_source", "requested_core_mhz", "requested_memory_mhz",
+        "core_mhz", "memory_mhz", "power_w", "energy_j"})
     EXPECT_NE(header.find(col), std::string::npos) << col;
   std::size_t rows = 0;
   for (char c : csv) rows += c == '\n';
