@@ -4,12 +4,15 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 
 #include "apps/cli_values.h"
+#include "apps/diff.h"
 #include "apps/files.h"
 #include "apps/outputs.h"
 #include "apps/parallel_run.h"
+#include "apps/reports_json.h"
 #include "apps/runner.h"
 #include "apps/settings.h"
 #include "apps/validate.h"
@@ -100,6 +103,10 @@ void add_run(CLI::App& app, int& exit_code) {
   add_trace_options(cmd, o->spec.trace_options);
   cmd->callback([o, &exit_code] {
     o->spec.settings = parse_settings(o->sets);
+    // The names first: a typo fails at once, not after the trace has loaded.
+    find_policy(o->spec.policy);
+    if (!o->spec.baseline.empty() && o->spec.baseline != "none") find_policy(o->spec.baseline);
+    load_device_cached(o->spec.device);
     if (!o->parallel.empty()) {
       if (o->per_kernel) throw InputError("--per-kernel: not with --parallel");
       const Simulation sim = simulate_parallel(o->spec, parse_parallel(o->parallel));
@@ -135,12 +142,18 @@ void add_trace(CLI::App& app, int& exit_code) {
       "info", "Iterations, kernels, GPU time per class and phase, work coverage");
   auto path = std::make_shared<std::string>();
   auto options = std::make_shared<TraceOptions>();
+  auto json = std::make_shared<bool>(false);
   info->add_option("FILE", *path, "Trace file")->required();
   add_trace_options(info, *options);
-  info->callback([path, options, &exit_code] {
+  info->add_flag("--json", *json, "Print the numbers as one JSON object (docs/design.md)");
+  info->callback([path, options, json, &exit_code] {
     const Workload w = read_trace(*path, *options);
-    print_stats(compute_stats(w), std::cout);
-    print_notes(std::cerr, w);
+    if (*json) {
+      std::cout << trace_stats_json(*path, compute_stats(w));
+    } else {
+      print_stats(compute_stats(w), std::cout);
+      print_notes(std::cerr, w);
+    }
     exit_code = 0;
   });
   auto* conv = trace->add_subcommand("convert", "Write a trace in the native format");
@@ -279,6 +292,8 @@ void add_calibrate(CLI::App& app, int& exit_code) {
     const std::string text =
         rewrite_device_yaml(read_file(ld.device.source_path), ld.device.source_path, fit, o->csv);
     load_device_yaml(text, o->out);  // the result must load
+    if (const auto parent = std::filesystem::path(o->out).parent_path(); !parent.empty())
+      make_output_dir(parent.string());
     write_file_atomic(o->out, text);
     std::cout << fmt::format("wrote {}\n", o->out);
     exit_code = 0;
@@ -292,6 +307,7 @@ void add_hw_validate(CLI::App& hw, int& exit_code) {
     std::string trace, measured, device = "h200", host_overhead = "auto";
     double tolerance = 5.0;
     int iterations = 0;
+    bool json = false;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("--trace", o->trace, "Trace file")->required();
@@ -307,12 +323,17 @@ void add_hw_validate(CLI::App& hw, int& exit_code) {
   cmd->add_option("--tolerance", o->tolerance, "Largest accepted energy error, percent")
       ->check(finite_in(0, 1000))
       ->capture_default_str();
+  cmd->add_flag("--json", o->json, "Print the comparison as one JSON object");
   cmd->callback([o, &exit_code] {
     const ValidationReport r = validate_trace(o->trace, o->measured, o->device,
                                               parse_host_overhead(o->host_overhead), o->iterations);
-    std::cout << fmt::format("dvfsim hw validate: {} on {} (native) against {}\n", o->trace,
-                             o->device, o->measured);
-    print_validation(std::cout, r, o->tolerance);
+    if (o->json) {
+      std::cout << validation_json(o->trace, o->measured, o->device, r, o->tolerance);
+    } else {
+      std::cout << fmt::format("dvfsim hw validate: {} on {} (native) against {}\n", o->trace,
+                               o->device, o->measured);
+      print_validation(std::cout, r, o->tolerance);
+    }
     exit_code = std::abs(r.predicted.energy_error_pct) <= o->tolerance ? 0 : 1;
   });
 }
@@ -327,6 +348,7 @@ void add_commands(CLI::App& app, int& exit_code) {
   add_policies(app, exit_code);
   add_models(app, exit_code);
   add_calibrate(app, exit_code);
+  add_diff(app, exit_code);
   auto* hw = app.add_subcommand("hw", "Measure, validate and apply on a real GPU through NVML");
   hw->require_subcommand(1);
   hw::add_commands(*hw, exit_code);

@@ -202,5 +202,111 @@ TEST_F(RunOutputs, TraceJsonHasExactStampsAndNoKernelOverlapsItsStreamNeighbour)
   EXPECT_GT(touching, 100u);  // back-to-back kernels: they touch exactly
 }
 
+TEST_F(RunOutputs, DiffComparesTwoRunsPerClassPhaseAndKernel) {
+  ASSERT_EQ(result_.exit_code, 0) << result_.output;
+  const std::string native = temp_dir("outputs-native");
+  ASSERT_EQ(run_dvfsim(std::string("run --trace ") + DVFSIM_SHIPPED_TRACE +
+                       " --device rtx3080ti --policy native --baseline none --out " + native)
+                .exit_code,
+            0);
+  const std::string csv = native + "/diff.csv";
+  const auto r = run_dvfsim("diff " + native + " " + dir_ + " --csv " + csv);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("by phase"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("gemm"), std::string::npos) << r.output;
+  const auto lines = lines_of(read_text(csv));
+  const auto header = csv_cells(lines.at(0));
+  const auto total = csv_cells(lines.at(1));
+  EXPECT_EQ(total[column(header, "level")], "total");
+  EXPECT_EQ(total[column(header, "count")], "3718");
+  // A is native, B is pass-level: B's kernel energy is the policy's, summed
+  // from its kernels.csv.
+  const auto kernels = lines_of(read_text(dir_ + "/kernels.csv"));
+  const auto kh = csv_cells(kernels[0]);
+  double energy_b = 0;
+  for (std::size_t i = 1; i < kernels.size(); ++i)
+    energy_b += std::stod(csv_cells(kernels[i])[column(kh, "energy_j")]);
+  EXPECT_NEAR(std::stod(total[column(header, "energy_b_j")]), energy_b, 1e-6 * energy_b);
+  std::size_t phases = 0;
+  for (const auto& l : lines) phases += l.rfind("phase,", 0) == 0;
+  EXPECT_GE(phases, 3u);  // forward, backward, optimizer (and other)
+  // A run against itself: no change anywhere.
+  const auto same = run_dvfsim("diff " + dir_ + " " + dir_ + " --csv " + csv);
+  ASSERT_EQ(same.exit_code, 0) << same.output;
+  const auto self = lines_of(read_text(csv));
+  for (std::size_t i = 1; i < self.size(); ++i) {
+    const auto c = csv_cells(self[i]);
+    EXPECT_EQ(std::stod(c[column(header, "energy_change_pct")]), 0.0) << self[i];
+    EXPECT_EQ(std::stod(c[column(header, "time_change_pct")]), 0.0) << self[i];
+  }
+  // Not a run directory: exit 2, naming it.
+  const auto bad = run_dvfsim("diff " + dir_ + " /nonexistent/run");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.output.find("/nonexistent/run"), std::string::npos) << bad.output;
+}
+
+TEST(Cli, UnknownCommandsAndOptionsAreNamedWithASuggestion) {
+  const auto cmd = run_dvfsim("rn --trace x");
+  EXPECT_EQ(cmd.exit_code, 2);
+  EXPECT_NE(cmd.output.find("unknown command 'rn' (did you mean 'run'?)"), std::string::npos)
+      << cmd.output;
+  const auto sub = run_dvfsim("trace inf x");
+  EXPECT_EQ(sub.exit_code, 2);
+  EXPECT_NE(sub.output.find("dvfsim trace: unknown command 'inf' (did you mean 'info'?)"),
+            std::string::npos)
+      << sub.output;
+  const auto opt = run_dvfsim("run --trcae x --device h200 --policy native --out /tmp/x");
+  EXPECT_EQ(opt.exit_code, 2);
+  EXPECT_NE(opt.output.find("dvfsim run: unknown option '--trcae' (did you mean '--trace'?)"),
+            std::string::npos)
+      << opt.output;
+}
+
+TEST(Cli, VersionSaysVersionCommitAndBuildType) {
+  const auto r = run_dvfsim("--version");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.output.rfind("dvfsim ", 0), 0u) << r.output;
+  EXPECT_NE(r.output.find("commit "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" build)"), std::string::npos) << r.output;
+}
+
+TEST(Cli, DeviceAndPolicyNamesAreCheckedBeforeTheTraceLoads) {
+  // The trace does not exist: a name error shows the name was checked first.
+  const auto d = run_dvfsim(
+      "run --trace /nonexistent.json --device nosuchgpu --policy native "
+      "--out /tmp/dvfsim-never");
+  EXPECT_EQ(d.exit_code, 2);
+  EXPECT_NE(d.output.find("nosuchgpu"), std::string::npos) << d.output;
+  const auto p = run_dvfsim(
+      "run --trace /nonexistent.json --device h200 --policy nosuchpolicy "
+      "--out /tmp/dvfsim-never");
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_NE(p.output.find("nosuchpolicy"), std::string::npos) << p.output;
+}
+
+TEST(Cli, TraceInfoAndValidateSpeakJson) {
+  const auto info = run_dvfsim(std::string("trace info --json ") + DVFSIM_SHIPPED_TRACE);
+  ASSERT_EQ(info.exit_code, 0) << info.output;
+  simdjson::dom::parser parser;
+  const simdjson::dom::element t = parser.parse(simdjson::padded_string(info.output));
+  EXPECT_EQ(int64_t(t["iterations"]), 2);
+  EXPECT_EQ(int64_t(t["activities"]), 3718);
+  EXPECT_EQ(int64_t(t["per_iteration"].at(0)["kernels"]), 1438);
+  EXPECT_GT(double(t["classes"]["gemm"]["gpu_time_s"]), 0.0);
+
+  const std::string shipped = DVFSIM_SHIPPED_TRACE;
+  const std::string measured =
+      shipped.substr(0, shipped.find(".kineto.json.gz")) + ".measured.json";
+  const auto v = run_dvfsim("hw validate --json --trace " + shipped + " --measured " + measured +
+                            " --device h200");
+  ASSERT_EQ(v.exit_code, 0) << v.output;
+  simdjson::dom::parser p2;
+  const simdjson::dom::element j = p2.parse(simdjson::padded_string(v.output));
+  // 6,441,557 mJ over 60 steps; predicted 107.80 J (README)
+  EXPECT_NEAR(double(j["measured"]["energy_per_iteration_j"]), 107.359, 0.001);
+  EXPECT_NEAR(double(j["predicted"]["energy_per_iteration_j"]), 107.80, 0.01);
+  EXPECT_TRUE(bool(j["pass"]));
+}
+
 }  // namespace
 }  // namespace dvfsim::testing

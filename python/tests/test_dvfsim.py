@@ -1,0 +1,155 @@
+"""The dvfsim Python module against the dvfsim program: same inputs, same
+numbers (bit for bit), plus the module's own behaviour. Run by ctest
+(python.pytest) with PYTHONPATH=build/python, DVFSIM_EXE and the repository
+as the working directory."""
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import threading
+
+import pandas as pd
+import pytest
+
+import dvfsim
+
+REPO = pathlib.Path(os.environ.get("DVFSIM_SOURCE_DIR", pathlib.Path(__file__).parents[2]))
+EXE = os.environ.get("DVFSIM_EXE", str(REPO / "build" / "apps" / "dvfsim"))
+TRACE = "traces/data/gpt3xl_h200_train_b4_t2048.kineto.json.gz"  # relative: as the CLI is given it
+
+
+@pytest.fixture(scope="module", autouse=True)
+def in_repo():
+    old = os.getcwd()
+    os.chdir(REPO)
+    yield
+    os.chdir(old)
+
+
+@pytest.fixture(scope="module")
+def workload():
+    return dvfsim.load_trace(TRACE)
+
+
+def cli_run(out, device, policy, *sets):
+    args = [EXE, "run", "--trace", TRACE, "--device", device, "--policy", policy, "--out", str(out)]
+    for s in sets:
+        args += ["--set", s]
+    subprocess.run(args, check=True, capture_output=True, cwd=REPO)
+    return out
+
+
+@pytest.mark.parametrize("policy,params", [("native", {}),
+                                           ("kernel-oracle", {"switch_latency_us": 0})])
+def test_run_gives_the_cli_numbers_bit_for_bit(tmp_path, workload, policy, params):
+    cli = cli_run(tmp_path / "cli", "rtx3080ti", policy, *(f"{k}={v}" for k, v in params.items()))
+    r = dvfsim.run(workload, device="rtx3080ti", policy=policy, **params)
+    expected = json.loads((cli / "summary.json").read_text())
+    assert r.summary == expected  # every field, floats compared exactly
+    if policy == "kernel-oracle":
+        # the headline: 16.79 % on the 3080 Ti with free switches (README)
+        assert round(r.summary["energy_saving_pct"], 2) == 16.79
+        assert r.summary["oracle"] is True
+    # The tables are the CSV files, read back.
+    for name, table in [("kernels.csv", r.kernels), ("timeline.csv", r.timeline),
+                        ("clock_switches.csv", r.switches)]:
+        cli_table = pd.read_csv(cli / name, keep_default_na=False, na_values=[""])
+        pd.testing.assert_frame_equal(table, cli_table, check_exact=True)
+    # write() writes the same files, byte for byte.
+    mine = r.write(tmp_path / "module")
+    for name in ["summary.json", "kernels.csv", "timeline.csv", "clock_switches.csv",
+                 "trace.json", "clock_plan.json", "manifest.json"]:
+        assert (mine / name).read_bytes() == (cli / name).read_bytes(), name
+
+
+def test_switch_counts_agree(workload):
+    r = dvfsim.run(workload, device="rtx3080ti", policy="pass-level", switch_latency_us=100)
+    s = r.switches
+    assert r.summary["clock_switches"] == int(s["domain"].isin(["core", "memory"]).sum()) > 0
+    # the timeline joins kernels.csv by kernel_index
+    t = r.timeline
+    joined = t[t["state"] == "kernel"].merge(r.kernels, on="kernel_index", suffixes=("", "_k"))
+    assert len(joined) == (t["state"] == "kernel").sum()
+
+
+def test_workload_kernels_join_back_to_the_trace(workload):
+    k = workload.kernels
+    assert len(k) == len(workload) == 3718  # 2 x (1,438 kernels + 421 memsets)
+    assert workload.iterations == 2
+    first = k.iloc[0]
+    # the trace's first kernel: "ts": 5112196511067.996, "correlation": 21 (aten::gather)
+    assert first["correlation_id"] == 21
+    assert first["operator"] == "aten::gather"
+    assert first["traced_start_ns"] == 5112196511067996
+    assert set(k["phase"]) >= {"forward", "backward", "optimizer"}
+    assert "Workload" in repr(workload)
+
+
+def test_devices_and_policies():
+    d = dvfsim.devices()
+    row = d.set_index("name").loc["rtx3080ti"]
+    assert row["display_name"] == "NVIDIA GeForce RTX 3080 Ti"
+    p = dvfsim.policies().set_index("name")
+    assert bool(p.loc["kernel-oracle", "oracle"]) is True
+    assert bool(p.loc["native", "oracle"]) is False
+    assert "max_slowdown" in [q["name"] for q in p.loc["kernel-oracle", "params"]]
+
+
+def test_bad_names_are_value_errors_naming_them(workload):
+    with pytest.raises(ValueError, match="nosuchgpu"):
+        dvfsim.run(workload, device="nosuchgpu", policy="native")
+    with pytest.raises(ValueError, match="nosuchpolicy"):
+        dvfsim.run(workload, device="h200", policy="nosuchpolicy")
+    with pytest.raises(ValueError, match="frobnicate"):
+        dvfsim.run(workload, device="h200", policy="native", frobnicate=1)
+    with pytest.raises(ValueError, match="no/such/trace.json"):
+        dvfsim.load_trace("no/such/trace.json")
+
+
+def test_simulation_releases_the_gil(workload):
+    started = threading.Event()
+    done = []
+
+    def work():
+        started.set()
+        done.append(dvfsim.run(workload, device="rtx3080ti", policy="native"))
+
+    t = threading.Thread(target=work)
+    t.start()
+    started.wait()
+    count = 0
+    while t.is_alive():  # with the GIL held by the run, this loop could not turn
+        count += 1
+    t.join()
+    assert done and done[0].summary["policy"] == "native"
+    assert count > 1000, count
+
+
+def test_sweep_of_a_dict_gives_the_run_numbers(tmp_path, workload):
+    experiment = {"name": "py", "traces": [TRACE], "devices": ["h200"],
+                  "policies": ["native", "max"], "baseline": "none"}
+    df = dvfsim.sweep(experiment, jobs=2, out=tmp_path / "sweep")
+    assert list(df["status"]) == ["ok", "ok"]
+    for _, row in df.iterrows():
+        s = dvfsim.run(workload, device="h200", policy=row["policy"], baseline=None).summary
+        assert row["energy_j"] == s["energy_j"]
+        assert row["time_s"] == s["time_s"]
+    # the same from a YAML file, into a temporary directory
+    path = tmp_path / "e.yaml"
+    path.write_text(json.dumps(experiment))  # JSON is YAML
+    again = dvfsim.sweep(path)
+    assert list(again["energy_j"]) == list(df["energy_j"])
+
+
+def test_readme_example_runs_as_written():
+    text = (REPO / "README.md").read_text()
+    m = re.search(r"<!-- python example -->\s*```python\n(.*?)```", text, re.S)
+    assert m, "README.md: no python example block"
+    code = m.group(1)
+    assert len(code.strip().splitlines()) <= 6
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO,
+                         env=os.environ.copy())
+    assert out.returncode == 0, out.stderr
+    assert "16.79" in out.stdout, out.stdout
