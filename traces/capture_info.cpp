@@ -56,6 +56,7 @@ std::pair<double, double> mean_clocks_from_csv(const std::string& path, Window w
   const std::string text = traces::read_file(path);
   std::size_t pos = 0, line_no = 0;
   int col_t = -1, col_sm = -1, col_mem = -1;
+  bool have_header = false;  // the header is the first non-empty line
   struct Sample {
     double t, sm, mem;
   };
@@ -68,7 +69,8 @@ std::pair<double, double> mean_clocks_from_csv(const std::string& path, Window w
     ++line_no;
     if (line.empty() || line == "\r") continue;
     const auto fields = split_csv_line(line);
-    if (line_no == 1) {
+    if (!have_header) {
+      have_header = true;
       for (std::size_t i = 0; i < fields.size(); ++i) {
         const std::string& f = fields[i];
         if (f == "t") col_t = static_cast<int>(i);
@@ -76,7 +78,7 @@ std::pair<double, double> mean_clocks_from_csv(const std::string& path, Window w
         if (f == "mem_MHz") col_mem = static_cast<int>(i);
       }
       if (col_t < 0 || col_sm < 0)
-        throw InputError(fmt::format("{}:1: header lacks column 't' or 'sm_MHz'", path));
+        throw InputError(fmt::format("{}:{}: header lacks column 't' or 'sm_MHz'", path, line_no));
       continue;
     }
     const int need = std::max({col_t, col_sm, col_mem});

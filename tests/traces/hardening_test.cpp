@@ -194,6 +194,21 @@ TEST(Hardening, CaptureClocksOutsideAnyGpuRefused) {
   EXPECT_EQ(c.memory_mhz, 3201);
 }
 
+TEST(Hardening, CaptureClocksHeaderAfterBlankLines) {
+  // Found by the 35-minute fuzz_measurement campaign: a blank first line made
+  // the header unread and the sample columns index -1 (UBSan).
+  test::TempDir dir;
+  dir.write("t.measured.json", R"({"steps": [{"t0": 0.5, "t1": 2.0}]})");
+  dir.write("t.nvml_samples.csv",
+            "\n\nt,sm_MHz,mem_MHz\n0,1980,3201\n1,1700,3201\n2.5,1500,3201\n");
+  CaptureInfo c;
+  load_capture_clocks(dir.path("t.kineto.json"), c);
+  EXPECT_EQ(c.core_mhz, 1793);  // the same samples as above, after two blank lines
+  dir.write("t.nvml_samples.csv", "\n0,1980,3201\n1,1700,3201\n");
+  EXPECT_CONTAINS(error_of([&] { load_capture_clocks(dir.path("t.kineto.json"), c); }),
+                  "t.nvml_samples.csv:2: header lacks column 't' or 'sm_MHz'");
+}
+
 TEST(Hardening, SpecialFilesRefusedAsTraces) {
   // Was: a directory gave "internal error: std::bad_alloc", /dev/zero read
   // forever and a FIFO blocked in open().
