@@ -11,11 +11,15 @@ cd "$(dirname "$0")/.."
 seconds="${1:-8}"
 dir="${2:-build-fuzz}"
 shift $(( $# < 2 ? $# : 2 ))
-CC=clang CXX=clang++ bash scripts/build.sh "$dir" -DDVFSIM_FUZZ=ON
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   targets=(kineto native gzip ncu_sidecar device_yaml experiment clock_plan measurement)
 fi
+# The same configuration as `scripts/test.sh --sanitize` (build-asan), so that
+# reusing that tree compiles nothing again; only the fuzz targets are built.
+CC=clang CXX=clang++ cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDVFSIM_FUZZ=ON \
+  -DDVFSIM_BUILD_BENCH=OFF >/dev/null
+cmake --build "$dir" -j "$(nproc)" --target "${targets[@]/#/fuzz_}"
 out="$dir/fuzz-out"
 failed=0
 printf '%-14s %10s %8s %6s %s\n' target executions exec/s cov result

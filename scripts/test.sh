@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Builds and runs every test. With --sanitize: a separate AddressSanitizer +
-# UndefinedBehaviorSanitizer build (build-asan/) runs the same tests.
+# UndefinedBehaviorSanitizer build with clang (build-asan/) runs the same
+# tests; it is also the libFuzzer build (-DDVFSIM_FUZZ=ON), so that
+# `scripts/fuzz.sh SECONDS build-asan` reuses it instead of compiling again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 if [ "${1:-}" = "--sanitize" ]; then
-  bash scripts/build.sh build-asan -DDVFSIM_SANITIZE=ON -DDVFSIM_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  CC=clang CXX=clang++ bash scripts/build.sh build-asan -DDVFSIM_FUZZ=ON -DDVFSIM_BUILD_BENCH=OFF \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   ctest --test-dir build-asan --output-on-failure -j "$(nproc)"
   exit 0
