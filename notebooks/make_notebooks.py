@@ -717,6 +717,63 @@ NOTEBOOKS["07-power-limit.ipynb"] = notebook([
 ])
 
 
+# ---------------------------------------------------------------------------
+NOTEBOOKS["08-seed-spread.ipynb"] = notebook([
+    md("""
+    # Spread across seeds of the random switch latencies
+
+    Experiment `experiments/seed_spread.yaml`: the shipped GPT-3-XL training
+    step on each device at its own clock-switch latency distribution
+    (`switch_latency` in the device file: lognormal median, spread and
+    bounds; no override), one run per seed. Each seed draws other switch
+    latencies, so a policy that switches sees other delays, plans other
+    segments and lands at another saving. Bars: the mean over the seeds;
+    whiskers: min..max; dots: each seed. The table gives the standard
+    deviation and the worst slowdown over the seeds (a budget can be missed
+    on some seeds only).
+    """),
+    setup("seed_spread"),
+    code('''
+        budgets = sorted(df["max_slowdown"].unique())
+        devices = list(dict.fromkeys(df["device"]))
+        policies = ordered(df["policy"])
+        fig, axes = dp.figure("page", 2.6, ncols=len(budgets), squeeze=False)
+        rows = []
+        width = 0.8 / max(1, len(policies))
+        for ax, b in zip(axes[0], budgets):
+            sub = df[df["max_slowdown"] == b]
+            for j, p in enumerate(policies):
+                for i, d in enumerate(devices):
+                    r = sub[(sub["device"] == d) & (sub["policy"] == p)]
+                    if not len(r):
+                        continue
+                    x = i + (j - (len(policies) - 1) / 2) * width
+                    s = r["energy_saving_pct"]
+                    ax.bar(x, s.mean(), width * 0.9, color=COLORS.get(p), alpha=0.35,
+                           label=dp.policy_label(p, df) if i == 0 else None)
+                    ax.errorbar(x, s.mean(), yerr=[[s.mean() - s.min()], [s.max() - s.mean()]],
+                                fmt="none", ecolor="black", capsize=2, lw=0.6)
+                    ax.plot([x] * len(s), s, ".", color=COLORS.get(p), ms=3)
+                    rows.append({"max_slowdown_pct": b, "device": d, "policy": p, "seeds": len(s),
+                                 "saving_mean_pct": s.mean(), "saving_min_pct": s.min(),
+                                 "saving_max_pct": s.max(),
+                                 "saving_std_pct": s.std(ddof=1) if len(s) > 1 else 0.0,
+                                 "slowdown_max_pct": r["slowdown_pct"].max(),
+                                 "switches_mean": r["clock_switches"].mean()})
+            ax.set_xticks(range(len(devices)))
+            ax.set_xticklabels([display_name(d) for d in devices])
+            ax.axhline(0, color="black", lw=0.6)
+            ax.set_title(f"max_slowdown {b:g} %, {df['seed'].nunique()} seeds")
+            ax.set_ylabel("energy saving vs native (%)")
+        axes[0][0].legend(loc="upper left")
+        save(fig, "08-seed-spread")
+        t = pd.DataFrame(rows)
+        dp.write_table(t, "08-seed-spread", index=False)
+        t.round(3)
+    '''),
+])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true",

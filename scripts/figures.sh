@@ -89,7 +89,8 @@ figures=$(cd "$figures" && pwd)
 # experiment -> notebook
 experiments=(table2_3080ti per_kernel_clocks_3080ti switch_latency pareto_3080ti validation_h200
              kerneltuner_a100pcie40 kerneltuner_rtxa4000
-             power_limit_a100-pcie power_limit_a100-sxm power_limit_h100-sxm power_limit_h200)
+             power_limit_a100-pcie power_limit_a100-sxm power_limit_h100-sxm power_limit_h200
+             seed_spread)
 declare -A notebook=(
   [table2_3080ti]=01-table2
   [per_kernel_clocks_3080ti]=02-per-kernel-clocks
@@ -102,6 +103,7 @@ declare -A notebook=(
   [power_limit_a100-sxm]=07-power-limit
   [power_limit_h100-sxm]=07-power-limit
   [power_limit_h200]=07-power-limit
+  [seed_spread]=08-seed-spread
 )
 [[ $headline -eq 1 ]] && experiments=(switch_latency table2_3080ti)
 
