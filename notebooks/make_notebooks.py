@@ -761,7 +761,7 @@ NOTEBOOKS["08-seed-spread.ipynb"] = notebook([
                                  "slowdown_max_pct": r["slowdown_pct"].max(),
                                  "switches_mean": r["clock_switches"].mean()})
             ax.set_xticks(range(len(devices)))
-            ax.set_xticklabels([display_name(d) for d in devices])
+            ax.set_xticklabels([display_name(d).replace(" ", "\\n", 1) for d in devices])
             ax.axhline(0, color="black", lw=0.6)
             ax.set_title(f"max_slowdown {b:g} %, {df['seed'].nunique()} seeds")
             ax.set_ylabel("energy saving vs native (%)")
