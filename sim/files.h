@@ -1,6 +1,8 @@
 #pragma once
-// Whole-file input and atomic output, shared by every part of dvfsim that
-// writes results (docs/design.md: outputs are written atomically).
+// Whole-file input (gzip inflated) and atomic output, shared by every part of
+// dvfsim that reads inputs or writes results (docs/design.md: outputs are
+// written atomically).
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -17,7 +19,14 @@ void write_file_atomic(const std::string& path, std::string_view content);
 // /dev/zero never ends and opening a FIFO blocks until someone writes to it.
 void require_regular_file(const std::string& path);
 
-// The whole file; throws InputError naming the path if it cannot be read.
-std::string read_file(const std::string& path);
+// The whole file, inflated when it is gzip (detected by its magic bytes, not
+// its name), with at least `spare_capacity` bytes of capacity beyond its size
+// (simdjson needs padding). The one reader of every input: traces, device
+// files, experiment files, markers, summaries. Throws InputError naming the
+// path if it cannot be read or its gzip stream is corrupt or truncated.
+std::string read_file(const std::string& path, std::size_t spare_capacity = 0);
+
+// True when `data` starts with the gzip magic bytes 1f 8b.
+bool is_gzip(std::string_view data);
 
 }  // namespace dvfsim

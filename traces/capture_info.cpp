@@ -53,7 +53,7 @@ std::int32_t clock_mhz(double mhz, const std::string& where, std::string_view wh
 
 // Time-weighted means of the SM and memory clock columns over `w`.
 std::pair<double, double> mean_clocks_from_csv(const std::string& path, Window w) {
-  const std::string text = traces::read_file(path);
+  const std::string text = read_file(path);
   std::size_t pos = 0, line_no = 0;
   int col_t = -1, col_sm = -1, col_mem = -1;
   bool have_header = false;  // the header is the first non-empty line
@@ -137,7 +137,7 @@ void load_capture_clocks(const std::string& trace_path, CaptureInfo& capture) {
 
   simdjson::dom::parser parser;
   simdjson::dom::element root;
-  const std::string text = traces::read_file(measured_path, simdjson::SIMDJSON_PADDING);
+  const std::string text = read_file(measured_path, simdjson::SIMDJSON_PADDING);
   if (auto err = parser.parse(text.data(), text.size(), false).get(root))
     throw InputError(
         fmt::format("{}: invalid JSON: {}", measured_path, simdjson::error_message(err)));

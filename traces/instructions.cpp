@@ -107,7 +107,7 @@ void annotate_instructions_from(Workload& w, const std::string& ncu_csv_path) {
     annotate_instructions_from_text(w, std::nullopt, "");
     return;
   }
-  annotate_instructions_from_text(w, traces::read_file(ncu_csv_path, 0), ncu_csv_path);
+  annotate_instructions_from_text(w, read_file(ncu_csv_path, 0), ncu_csv_path);
 }
 
 void annotate_instructions_from_text(Workload& w, std::optional<std::string_view> csv,

@@ -850,7 +850,7 @@ Workload parse_kineto(std::string_view json, const std::string& path, bool padde
 }
 
 Workload read_kineto(const std::string& path, const TraceOptions& options) {
-  const std::string text = traces::read_file(path, simdjson::SIMDJSON_PADDING);
+  const std::string text = read_file(path, simdjson::SIMDJSON_PADDING);
   std::size_t first = 0;
   while (first < text.size() &&
          (text[first] == ' ' || text[first] == '\n' || text[first] == '\r' || text[first] == '\t'))

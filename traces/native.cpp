@@ -356,7 +356,7 @@ Workload parse_native(std::string_view text, const std::string& path) {
 }
 
 Workload read_native(const std::string& path) {
-  return parse_native(traces::read_file(path), path);
+  return parse_native(read_file(path), path);
 }
 
 }  // namespace dvfsim

@@ -32,11 +32,11 @@ Workload with_options(Workload w, const TraceOptions& options) {
 }  // namespace
 
 TraceFormat detect_trace_format(const std::string& path) {
-  return format_of(traces::read_file(path));
+  return format_of(read_file(path));
 }
 
 Workload read_trace(const std::string& path, const TraceOptions& options) {
-  const std::string text = traces::read_file(path, simdjson::SIMDJSON_PADDING);
+  const std::string text = read_file(path, simdjson::SIMDJSON_PADDING);
   switch (format_of(text)) {
     case TraceFormat::native:
       return with_options(parse_native(text, path), options);
