@@ -59,37 +59,35 @@ class Replay final : public PolicyContext, private TimelineListener {
     // Requests made in begin() land before the replay: the GPU was set up
     // before the traced work started.
     tl_.land_pending_now();
-    if (cfg_.power_cap && cfg_.warm_firmware) {
-      // The idle gaps of the capture between consecutive kernels.
-      std::vector<double> gaps(n, 0.0);
-      for (std::size_t i = 0; i + 1 < n; ++i) {
-        const Kernel& a = w_.kernels[i];
-        gaps[i] = static_cast<double>(std::max<std::int64_t>(
-            0, w_.kernels[i + 1].traced_start_ns - a.traced_start_ns - a.work.duration_ns));
-      }
-      tl_.warm_firmware(*in_.costs, gaps);
+    // One pass over the kernels (large records: each pass costs cache misses
+    // on the replay's hot path): the capture's idle gaps between consecutive
+    // kernels for the firmware warm-up, and whether they use several streams.
+    const bool warm = cfg_.power_cap && cfg_.warm_firmware;
+    std::vector<double> gaps(warm ? n : 0, 0.0);
+    Stream& one = streams_.emplace_back();
+    one.id = w_.kernels.front().stream;
+    one.next = 0;
+    one.ended_by.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const Kernel& a = w_.kernels[i];
+      const std::int64_t end = a.traced_start_ns + a.work.duration_ns;
+      multi_stream_ = multi_stream_ || a.stream != one.id;
+      one.ended_by.push_back(i == 0 ? end : std::max(one.ended_by.back(), end));
+      if (warm && i + 1 < n)
+        gaps[i] =
+            static_cast<double>(std::max<std::int64_t>(0, w_.kernels[i + 1].traced_start_ns - end));
     }
+    if (warm) tl_.warm_firmware(*in_.costs, gaps);
 
     const std::int64_t first_ready = w_.kernels.front().host_launch_ns - origin_ns_;
     tl_.start(first_ready);
     res_.begin_ns = first_ready;
 
     set_up_streams();
-    ready_ns_.assign(n, 0);
-    finished_.assign(n, 0);
-    // The host launches kernels in order (up to a sync whose work has not
-    // ended); each stream starts its launched kernels in order, each when its
-    // predecessors have ended (docs/design.md, "Concurrent streams").
-    for (;;) {
-      launch();
-      const std::int64_t next_ready = start_ready();
-      if (tl_.running() == 0 && next_ready == GpuTimeline::kNever) {
-        if (launched_ == n && started_ == n) break;
-        throw std::logic_error("replay: no kernel can start");  // unreachable: preds come first
-      }
-      FinishedKernel f;
-      if (tl_.advance(next_ready, &f)) finish(f);
-    }
+    if (multi_stream_)
+      run_streams();
+    else
+      run_one_stream();
     while (next_sync_ < w_.syncs.size()) apply_sync(w_.syncs[next_sync_++]);
     enter_iteration(-1);
     res_.end_ns = tl_.now();
@@ -146,11 +144,60 @@ class Replay final : public PolicyContext, private TimelineListener {
     current_iteration_ = it;
   }
 
+  // Several streams: the host launches kernels in order (up to a sync whose
+  // work has not ended); each stream starts its launched kernels in order,
+  // each when its predecessors have ended (docs/design.md, "Concurrent
+  // streams").
+  void run_streams() {
+    const auto n = static_cast<std::uint32_t>(w_.kernels.size());
+    ready_ns_.assign(n, 0);
+    finished_.assign(n, 0);
+    for (;;) {
+      launch();
+      const std::int64_t next_ready = start_ready();
+      if (tl_.running() == 0 && next_ready == GpuTimeline::kNever) {
+        if (launched_ == n && started_ == n) break;
+        throw std::logic_error("replay: no kernel can start");  // unreachable: preds come first
+      }
+      FinishedKernel f;
+      if (tl_.advance(next_ready, &f)) finish(f);
+    }
+  }
+
+  // One stream: the same rules, where each kernel starts when it is ready and
+  // the one before it has ended (stream order implies every other
+  // dependency), run without the bookkeeping of several streams (the
+  // replay's hot path, bench/bench_replay.cpp).
+  void run_one_stream() {
+    const auto n = static_cast<std::uint32_t>(w_.kernels.size());
+    std::int64_t gpu_free = tl_.now();
+    FinishedKernel done;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const Kernel& k = w_.kernels[i];
+      // Every kernel before i has ended: the syncs before it apply at once.
+      while (next_sync_ < w_.syncs.size() &&
+             w_.syncs[next_sync_].host_begin_ns <= k.host_launch_ns &&
+             w_.syncs[next_sync_].waits_until_kernel <= i)
+        apply_sync(w_.syncs[next_sync_++]);
+      const std::int64_t ready = k.host_launch_ns - origin_ns_ + host_delay_ns_;
+      tl_.advance(std::max(ready, gpu_free), &done);
+      start(i);
+      while (!tl_.advance(GpuTimeline::kNever, &done)) {
+      }
+      record(done);
+      gpu_free = tl_.now();
+      policy_.on_kernel_end(*this, i);
+      tl_.fire_due_events();
+    }
+    launched_ = started_ = n;
+  }
+
   // The streams' kernels in launch order, and on several streams the
   // dependencies (stream order, event waits, host syncs, capture order).
   void set_up_streams() {
-    multi_stream_ = multi_stream(w_);
-    if (multi_stream_) deps_ = dependencies(w_, true);
+    if (!multi_stream_) return;  // streams_: the one stream, all kernels (kernels left empty)
+    deps_ = dependencies(w_, true);
+    streams_.clear();
     for (std::uint32_t i = 0; i < w_.kernels.size(); ++i) {
       const std::int32_t id = w_.kernels[i].stream;
       std::size_t s = 0;
@@ -182,7 +229,6 @@ class Replay final : public PolicyContext, private TimelineListener {
   }
 
   bool preds_done(std::uint32_t k) const {
-    if (!multi_stream_) return k == 0 || finished_[k - 1];  // stream order covers the rest
     for (auto p = deps_.begin[k]; p < deps_.begin[k + 1]; ++p)
       if (!finished_[deps_.preds[p]]) return false;
     return true;
@@ -250,14 +296,19 @@ class Replay final : public PolicyContext, private TimelineListener {
   void for_waited(const SyncPoint& s, Fn&& fn) const {
     for (const Stream& st : streams_) {
       if (s.stream >= 0 && st.id != s.stream) continue;
-      const auto launched = static_cast<std::size_t>(
-          std::lower_bound(st.kernels.begin(), st.kernels.end(), s.waits_until_kernel) -
-          st.kernels.begin());
+      // On one stream its kernels are all of them, in order.
+      const auto launched =
+          multi_stream_
+              ? static_cast<std::size_t>(
+                    std::lower_bound(st.kernels.begin(), st.kernels.end(), s.waits_until_kernel) -
+                    st.kernels.begin())
+              : std::min<std::size_t>(s.waits_until_kernel, st.ended_by.size());
       const auto ended = std::upper_bound(
           st.ended_by.begin(), st.ended_by.begin() + static_cast<std::ptrdiff_t>(launched),
           s.traced_end_ns);
-      if (ended != st.ended_by.begin())
-        fn(st.kernels[static_cast<std::size_t>(ended - st.ended_by.begin()) - 1]);
+      if (ended == st.ended_by.begin()) continue;
+      const auto at = static_cast<std::size_t>(ended - st.ended_by.begin()) - 1;
+      fn(multi_stream_ ? st.kernels[at] : static_cast<std::uint32_t>(at));
     }
   }
 
