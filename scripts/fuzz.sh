@@ -17,8 +17,8 @@ if [ ${#targets[@]} -eq 0 ]; then
 fi
 # The same configuration as `scripts/test.sh --sanitize` (build-asan), so that
 # reusing that tree compiles nothing again; only the fuzz targets are built.
-CC=clang CXX=clang++ cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDVFSIM_FUZZ=ON \
-  -DDVFSIM_BUILD_BENCH=OFF >/dev/null
+source scripts/sanitize_config.sh
+cmake -S . -B "$dir" "${SANITIZE_CMAKE_ARGS[@]}" >/dev/null
 cmake --build "$dir" -j "$(nproc)" --target "${targets[@]/#/fuzz_}"
 out="$dir/fuzz-out"
 failed=0

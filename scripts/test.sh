@@ -7,8 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 if [ "${1:-}" = "--sanitize" ]; then
-  CC=clang CXX=clang++ bash scripts/build.sh build-asan -DDVFSIM_FUZZ=ON -DDVFSIM_BUILD_BENCH=OFF \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  source scripts/sanitize_config.sh
+  bash scripts/build.sh build-asan "${SANITIZE_CMAKE_ARGS[@]}"
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   ctest --test-dir build-asan --output-on-failure -j "$(nproc)"
   exit 0
