@@ -10,6 +10,7 @@
 
 #include "sim/error.h"
 #include "sim/gpu_timeline.h"
+#include "sim/timeline_context.h"
 
 namespace dvfsim {
 
@@ -33,22 +34,16 @@ RunResult ParallelRun::as_run_result() const {
 
 namespace {
 
-TimelineConfig timeline_config(const Device& d, const EngineConfig& cfg, std::uint64_t seed) {
-  TimelineConfig t;
-  if (cfg.switch_latency_override_us >= 0) {
-    LatencyDistribution fixed;
-    fixed.value_us = cfg.switch_latency_override_us;
-    t.core_switch = t.memory_switch = fixed;
-  } else {
-    t.core_switch = d.core_switch;
-    t.memory_switch = d.memory_switch;
-  }
-  const double stall_us =
-      cfg.memory_stall_override_us >= 0 ? cfg.memory_stall_override_us : d.memory_switch_stall_us;
-  t.memory_stall_ns = static_cast<std::int64_t>(std::llround(stall_us * 1e3));
-  t.seed = seed;
-  t.record_segments = false;
-  return t;
+ContextInputs context_of(const ParallelInputs& in, const EngineConfig& cfg) {
+  ContextInputs c;
+  c.device = in.device;
+  c.workload = in.workload;
+  c.costs = in.costs;
+  c.latency = in.latency;
+  c.power = in.power;
+  c.governor = cfg.power_cap ? in.governor : nullptr;
+  c.policy_name = in.policy_name;
+  return c;
 }
 
 // The kernels of one instruction kind of a stage, with their time scale.
@@ -57,15 +52,16 @@ const std::vector<std::uint32_t>& kernels_of(const StageWork& st, InstrKind k) {
                                  : (k == InstrKind::backward ? st.backward : st.optimizer);
 }
 
-class Gpu final : public PipelineContext, private TimelineListener {
+class Gpu final : public TimelineContext<PipelineContext> {
  public:
   Gpu(const ParallelInputs& in, const EngineConfig& cfg, int rank, std::unique_ptr<Policy> pol)
-      : in_(in),
+      : TimelineContext(
+            context_of(in, cfg), pol.get(),
+            timeline_config(*in.device, cfg, cfg.seed + static_cast<std::uint64_t>(rank), false)),
+        in_(in),
         cfg_(cfg),
         rank_(rank),
-        policy_(std::move(pol)),
-        tl_(GpuModel{in.device, in.latency, in.power, cfg.power_cap ? in.governor : nullptr},
-            timeline_config(*in.device, cfg, cfg.seed + static_cast<std::uint64_t>(rank))) {
+        policy_(std::move(pol)) {
     const ParallelSpec& sp = in.job->spec;
     stage_ = rank % sp.pp;
     scale_ = rank == sp.straggler_rank ? 1.0 + sp.straggler_pct / 100.0 : 1.0;
@@ -135,40 +131,13 @@ class Gpu final : public PipelineContext, private TimelineListener {
   double planned_ns(std::uint32_t v) const override {
     return in_.planned_ns && v < in_.planned_ns->size() ? (*in_.planned_ns)[v] : 0.0;
   }
-  // PolicyContext
-  std::int64_t now_ns() const override { return tl_.now(); }
-  void request(std::int32_t core_mhz, std::int32_t memory_mhz) override {
-    const std::string why = in_.device->why_unsupported(core_mhz, memory_mhz);
-    if (!why.empty()) throw InputError(fmt::format("policy {}: {}", in_.policy_name, why));
-    tl_.request(core_mhz, memory_mhz);
-  }
-  void set_timer(std::int64_t at_ns) override { tl_.set_wakeup(at_ns, this); }
-  Clocks effective() const override { return tl_.effective(); }
-  Clocks wanted() const override { return tl_.wanted(); }
-  double expected_core_switch_ns() const override { return tl_.mean_core_switch_ns(); }
-  double expected_memory_switch_ns() const override { return tl_.mean_memory_switch_ns(); }
-  double core_switch_quantile_ns(double q) const override { return tl_.core_switch_quantile_ns(q); }
-  double memory_switch_quantile_ns(double q) const override {
-    return tl_.memory_switch_quantile_ns(q);
-  }
-  double expected_memory_stall_ns() const override { return tl_.expected_memory_stall_ns(); }
-  const Device& device() const override { return *in_.device; }
-  const Workload& workload() const override { return *in_.workload; }
-  const std::vector<KernelCost>& costs() const override { return *in_.costs; }
-  const LatencyModel& latency() const override { return *in_.latency; }
-  const PowerModel& power() const override { return *in_.power; }
-  const Governor* governor() const override { return cfg_.power_cap ? in_.governor : nullptr; }
-  const RunResult* baseline() const override { return nullptr; }
 
  private:
-  void on_wakeup() override { policy_->on_timer(*this); }
-
   const ParallelInputs& in_;
   const EngineConfig& cfg_;
   int rank_ = 0, stage_ = 0;
   double scale_ = 1.0;
   std::unique_ptr<Policy> policy_;
-  GpuTimeline tl_;
   std::uint32_t node_ = 0;
 };
 
@@ -248,7 +217,7 @@ InstructionProfile profile_instruction(const ParallelInputs& in, int stage, Inst
                                        const Clocks& clocks, const EngineConfig& cfg) {
   check_inputs(in, cfg);
   GpuTimeline tl(GpuModel{in.device, in.latency, in.power, cfg.power_cap ? in.governor : nullptr},
-                 timeline_config(*in.device, cfg, cfg.seed));
+                 timeline_config(*in.device, cfg, cfg.seed, false));
   tl.set_clocks_now(clocks.core_mhz, clocks.memory_mhz);
   const StageWork& st = in.job->stages[static_cast<std::size_t>(stage)];
   if (cfg.power_cap && cfg.warm_firmware) {

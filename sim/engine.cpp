@@ -10,41 +10,56 @@
 #include "sim/error.h"
 #include "sim/graph.h"
 #include "sim/rng.h"
+#include "sim/timeline_context.h"
 
 namespace dvfsim {
 
+TimelineConfig timeline_config(const Device& d, const EngineConfig& cfg, std::uint64_t seed,
+                               bool record_segments) {
+  TimelineConfig t;
+  if (cfg.switch_latency_override_us >= 0) {
+    LatencyDistribution fixed;
+    fixed.value_us = cfg.switch_latency_override_us;
+    t.core_switch = t.memory_switch = fixed;
+  } else {
+    t.core_switch = d.core_switch;
+    t.memory_switch = d.memory_switch;
+  }
+  const double stall_us =
+      cfg.memory_stall_override_us >= 0 ? cfg.memory_stall_override_us : d.memory_switch_stall_us;
+  t.memory_stall_ns = static_cast<std::int64_t>(std::llround(stall_us * 1e3));
+  t.seed = seed;
+  t.record_segments = record_segments;
+  return t;
+}
+
 namespace {
 
-class Replay final : public PolicyContext, private TimelineListener {
+ContextInputs context_of(const EngineInputs& in, const EngineConfig& cfg) {
+  ContextInputs c;
+  c.device = in.device;
+  c.workload = in.workload;
+  c.costs = in.costs;
+  c.latency = in.latency;
+  c.power = in.power;
+  c.governor = cfg.power_cap ? in.governor : nullptr;
+  c.baseline = in.baseline;
+  c.policy_name = in.policy_name;
+  return c;
+}
+
+class Replay final : public TimelineContext<PolicyContext> {
  public:
   Replay(const EngineInputs& in, Policy& policy, const EngineConfig& cfg)
-      : in_(in),
+      : TimelineContext(context_of(in, cfg), &policy,
+                        timeline_config(*in.device, cfg, cfg.seed, cfg.record_timeline)),
+        in_(in),
         w_(*in.workload),
         dev_(*in.device),
         policy_(policy),
-        cfg_(cfg),
-        tl_(GpuModel{in.device, in.latency, in.power, cfg.power_cap ? in.governor : nullptr},
-            timeline_config(in, cfg)) {
+        cfg_(cfg) {
     origin_ns_ = w_.kernels.front().host_launch_ns;
     res_.policy = in.policy_name;
-  }
-
-  static TimelineConfig timeline_config(const EngineInputs& in, const EngineConfig& cfg) {
-    TimelineConfig t;
-    if (cfg.switch_latency_override_us >= 0) {
-      LatencyDistribution fixed;
-      fixed.value_us = cfg.switch_latency_override_us;
-      t.core_switch = t.memory_switch = fixed;
-    } else {
-      t.core_switch = in.device->core_switch;
-      t.memory_switch = in.device->memory_switch;
-    }
-    const double stall_us = cfg.memory_stall_override_us >= 0 ? cfg.memory_stall_override_us
-                                                              : in.device->memory_switch_stall_us;
-    t.memory_stall_ns = static_cast<std::int64_t>(std::llround(stall_us * 1e3));
-    t.seed = cfg.seed;
-    t.record_segments = cfg.record_timeline;
-    return t;
   }
 
   RunResult run() {
@@ -103,34 +118,7 @@ class Replay final : public PolicyContext, private TimelineListener {
     return std::move(res_);
   }
 
-  // PolicyContext
-  std::int64_t now_ns() const override { return tl_.now(); }
-  void request(std::int32_t core_mhz, std::int32_t memory_mhz) override {
-    const std::string why = dev_.why_unsupported(core_mhz, memory_mhz);
-    if (!why.empty()) throw InputError(fmt::format("policy {}: {}", res_.policy, why));
-    tl_.request(core_mhz, memory_mhz);
-  }
-  void set_timer(std::int64_t at_ns) override { tl_.set_wakeup(at_ns, this); }
-  Clocks effective() const override { return tl_.effective(); }
-  Clocks wanted() const override { return tl_.wanted(); }
-  double expected_core_switch_ns() const override { return tl_.mean_core_switch_ns(); }
-  double expected_memory_switch_ns() const override { return tl_.mean_memory_switch_ns(); }
-  double core_switch_quantile_ns(double q) const override { return tl_.core_switch_quantile_ns(q); }
-  double memory_switch_quantile_ns(double q) const override {
-    return tl_.memory_switch_quantile_ns(q);
-  }
-  double expected_memory_stall_ns() const override { return tl_.expected_memory_stall_ns(); }
-  const Device& device() const override { return dev_; }
-  const Workload& workload() const override { return w_; }
-  const std::vector<KernelCost>& costs() const override { return *in_.costs; }
-  const LatencyModel& latency() const override { return *in_.latency; }
-  const PowerModel& power() const override { return *in_.power; }
-  const Governor* governor() const override { return cfg_.power_cap ? in_.governor : nullptr; }
-  const RunResult* baseline() const override { return in_.baseline; }
-
  private:
-  void on_wakeup() override { policy_.on_timer(*this); }
-
   // Energy up to now belongs to the current iteration; from now on to `it`
   // (-1: the end). Iterations only move forward: a late kernel of an earlier
   // iteration on another stream does not take the energy back.
@@ -346,7 +334,6 @@ class Replay final : public PolicyContext, private TimelineListener {
   const Device& dev_;
   Policy& policy_;
   const EngineConfig& cfg_;
-  GpuTimeline tl_;
   std::int64_t origin_ns_ = 0;
   RunResult res_;
   std::int64_t host_delay_ns_ = 0;
