@@ -19,19 +19,6 @@
 namespace dvfsim {
 namespace {
 
-ParallelInputs inputs_of(const Prepared& p, const PipelineJob& job, const PipelineGraph& g) {
-  ParallelInputs in;
-  in.workload = p.workload.get();
-  in.device = &p.target->device;
-  in.latency = p.latency.get();
-  in.power = p.power.get();
-  in.governor = p.governor.get();
-  in.costs = &p.costs;
-  in.job = &job;
-  in.graph = &g;
-  return in;
-}
-
 // Replays the job under `policy`; `perseus` is planned first (its frontier
 // and notes go to `summary` when given).
 ParallelRun replay_with(const ParallelInputs& base_in, const std::string& policy,
@@ -81,6 +68,19 @@ ParallelRun replay_with(const ParallelInputs& base_in, const std::string& policy
 
 }  // namespace
 
+ParallelInputs parallel_inputs(const Prepared& p, const PipelineJob& job, const PipelineGraph& g) {
+  ParallelInputs in;
+  in.workload = p.workload.get();
+  in.device = &p.target->device;
+  in.latency = p.latency.get();
+  in.power = p.power.get();
+  in.governor = p.governor.get();
+  in.costs = &p.costs;
+  in.job = &job;
+  in.graph = &g;
+  return in;
+}
+
 Simulation simulate_parallel(const RunSpec& spec, ParallelSpec ps) {
   Simulation sim;
   RunSettings settings;
@@ -111,7 +111,7 @@ Simulation simulate_parallel(const RunSpec& spec, ParallelSpec ps) {
   auto summary = std::make_shared<ParallelSummary>();
   summary->job = make_job(*sim.workload, ps, d.name);
   summary->graph = build_dag(summary->job);
-  const ParallelInputs in = inputs_of(p, summary->job, summary->graph);
+  const ParallelInputs in = parallel_inputs(p, summary->job, summary->graph);
 
   if (!spec.baseline.empty() && spec.baseline != "none") {
     summary->baseline = replay_with(in, spec.baseline, {}, sim.engine);
@@ -119,44 +119,26 @@ Simulation simulate_parallel(const RunSpec& spec, ParallelSpec ps) {
     sim.baseline = summary->baseline.as_run_result();
     sim.has_baseline = true;
   }
-  double power_limit_w = settings.power_limit_w;
-  if (power_limit_w >= 0) check_power_limit(d, power_limit_w, "--set power_limit_w");
-  auto at_limit = [&](double w) {
-    auto limited = std::make_shared<LoadedDevice>(*sim.target);
-    limited->device.power_limit_w = w;
-    return prepare(sim.workload, limited, sim.models);
-  };
-  if (info.choose_power_limit) {
-    if (power_limit_w >= 0)
-      throw InputError(fmt::format(
-          "--set power_limit_w: the {} policy chooses the power limit itself", info.name));
-    if (!(d.power_limit_max_w > 0))
-      throw InputError(fmt::format(
-          "{}: the {} policy needs the device's power-limit range (power.limit_min_w and "
-          "limit_max_w), which {} does not give",
-          d.source_path, info.name, d.name));
-    PowerLimitProfiler prof;
-    prof.min_w = d.power_limit_min_w;
-    prof.max_w = d.power_limit_max_w;
-    prof.default_w = d.power_limit_w;
-    prof.time_energy_at = [&](double w) {
-      const Prepared q = at_limit(w);
-      const ParallelRun r =
-          replay_with(inputs_of(q, summary->job, summary->graph), "native", {}, sim.engine);
-      return std::pair<double, double>(static_cast<double>(r.iteration_ns) * 1e-9, r.energy_j);
-    };
-    power_limit_w = info.choose_power_limit(resolve_params(info, policy_settings), prof);
-    check_power_limit(d, power_limit_w, info.name);
-  }
+  std::vector<SolveReport> choice_reports;  // the power-limit choice's
+  const double power_limit_w = run_power_limit_w(
+      d, info, policy_settings, settings.power_limit_w,
+      [&](double w) {
+        const Prepared q = prepare_at_limit(sim.workload, sim.target, w, sim.models);
+        const ParallelRun r =
+            replay_with(parallel_inputs(q, summary->job, summary->graph), "native", {}, sim.engine);
+        return std::pair<double, double>(static_cast<double>(r.iteration_ns) * 1e-9, r.energy_j);
+      },
+      &choice_reports);
   if (power_limit_w >= 0 && power_limit_w != d.power_limit_w) {
-    const Prepared q = at_limit(power_limit_w);
+    const Prepared q = prepare_at_limit(sim.workload, sim.target, power_limit_w, sim.models);
     sim.power_limit_w = power_limit_w;
-    summary->run = replay_with(inputs_of(q, summary->job, summary->graph), spec.policy,
+    summary->run = replay_with(parallel_inputs(q, summary->job, summary->graph), spec.policy,
                                policy_settings, sim.engine, summary.get());
   } else {
     summary->run = replay_with(in, spec.policy, policy_settings, sim.engine, summary.get());
   }
   sim.result = summary->run.as_run_result();
+  sim.result.solver.insert(sim.result.solver.begin(), choice_reports.begin(), choice_reports.end());
   sim.parallel = summary;
   return sim;
 }

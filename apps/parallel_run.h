@@ -33,6 +33,10 @@ struct ParallelSummary {
 
 // Like simulate(), for the job `parallel` describes. `--set straggler=RANK:PCT`
 // is read here.
+// The pipeline replay's inputs: the prepared trace and device models, the job
+// and its DAG (all must outlive the result).
+ParallelInputs parallel_inputs(const Prepared& p, const PipelineJob& job, const PipelineGraph& g);
+
 Simulation simulate_parallel(const RunSpec& spec, ParallelSpec parallel);
 
 // The summary.json fields of a parallel run: gpus, parallel, per_gpu,

@@ -128,6 +128,40 @@ void check_power_limit(const Device& d, double watts, const std::string& what) {
                                  watts, d.name, d.power_limit_min_w, d.power_limit_max_w));
 }
 
+double run_power_limit_w(const Device& d, const PolicyInfo& policy,
+                         const std::map<std::string, std::string>& policy_settings,
+                         double requested_w,
+                         const std::function<std::pair<double, double>(double)>& time_energy_at,
+                         std::vector<SolveReport>* reports) {
+  if (requested_w >= 0) check_power_limit(d, requested_w, "--set power_limit_w");
+  if (!policy.choose_power_limit) return requested_w;
+  if (requested_w >= 0)
+    throw InputError(fmt::format(
+        "--set power_limit_w: the {} policy chooses the power limit itself", policy.name));
+  if (!(d.power_limit_max_w > 0))
+    throw InputError(
+        fmt::format("{}: the {} policy needs the device's power-limit range (power.limit_min_w and "
+                    "limit_max_w), which {} does not give",
+                    d.source_path, policy.name, d.name));
+  PowerLimitProfiler prof;
+  prof.min_w = d.power_limit_min_w;
+  prof.max_w = d.power_limit_max_w;
+  prof.default_w = d.power_limit_w;
+  prof.time_energy_at = time_energy_at;
+  if (reports) prof.report = [reports](const SolveReport& r) { reports->push_back(r); };
+  const double w = policy.choose_power_limit(resolve_params(policy, policy_settings), prof);
+  check_power_limit(d, w, policy.name);
+  return w;
+}
+
+Prepared prepare_at_limit(const std::shared_ptr<const Workload>& w,
+                          const std::shared_ptr<const LoadedDevice>& target, double limit_w,
+                          const ModelOptions& options) {
+  auto limited = std::make_shared<LoadedDevice>(*target);
+  limited->device.power_limit_w = limit_w;
+  return prepare(w, limited, options);
+}
+
 Simulation simulate(const RunSpec& spec) {
   Simulation sim;
   RunSettings settings;
@@ -151,46 +185,23 @@ Simulation simulate(const RunSpec& spec) {
   const Prepared p = prepare(sim.workload, sim.target, sim.models);
   sim.capture = p.capture;
   sim.power_limit_w = d.power_limit_w;
-  double power_limit_w = settings.power_limit_w;  // < 0: the device's own
-  if (power_limit_w >= 0) check_power_limit(d, power_limit_w, "--set power_limit_w");
   if (!spec.baseline.empty() && spec.baseline != "none") {
     find_policy(spec.baseline);
     sim.baseline = replay_policy(p, spec.baseline, {}, sim.engine);
     sim.has_baseline = true;
   }
   const RunResult* base = sim.has_baseline ? &sim.baseline : nullptr;
-  // The board power limit: the device's own, --set power_limit_w, or the one
-  // a power-limit policy picks by replaying the run at the limits it tries.
-  auto at_limit = [&](double w) {
-    auto limited = std::make_shared<LoadedDevice>(*sim.target);
-    limited->device.power_limit_w = w;
-    return prepare(sim.workload, limited, sim.models);
-  };
   std::vector<SolveReport> choice_reports;  // the power-limit choice's
-  if (info.choose_power_limit) {
-    if (power_limit_w >= 0)
-      throw InputError(fmt::format(
-          "--set power_limit_w: the {} policy chooses the power limit itself", info.name));
-    if (!(d.power_limit_max_w > 0))
-      throw InputError(fmt::format(
-          "{}: the {} policy needs the device's power-limit range (power.limit_min_w and "
-          "limit_max_w), which {} does not give",
-          d.source_path, info.name, d.name));
-    PowerLimitProfiler prof;
-    prof.min_w = d.power_limit_min_w;
-    prof.max_w = d.power_limit_max_w;
-    prof.default_w = d.power_limit_w;
-    prof.time_energy_at = [&](double w) {
-      const Prepared q = at_limit(w);
-      const RunResult r = replay_policy(q, "native", {}, sim.engine, base);
-      return std::pair<double, double>(r.time_s(), r.energy_j);
-    };
-    prof.report = [&choice_reports](const SolveReport& r) { choice_reports.push_back(r); };
-    power_limit_w = info.choose_power_limit(resolve_params(info, policy_settings), prof);
-    check_power_limit(d, power_limit_w, info.name);
-  }
+  const double power_limit_w = run_power_limit_w(
+      d, info, policy_settings, settings.power_limit_w,
+      [&](double w) {
+        const Prepared q = prepare_at_limit(sim.workload, sim.target, w, sim.models);
+        const RunResult r = replay_policy(q, "native", {}, sim.engine, base);
+        return std::pair<double, double>(r.time_s(), r.energy_j);
+      },
+      &choice_reports);
   if (power_limit_w >= 0 && power_limit_w != d.power_limit_w) {
-    const Prepared q = at_limit(power_limit_w);
+    const Prepared q = prepare_at_limit(sim.workload, sim.target, power_limit_w, sim.models);
     sim.power_limit_w = power_limit_w;
     sim.result = replay_policy(q, spec.policy, policy_settings, sim.engine, base);
   } else {

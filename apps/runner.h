@@ -3,9 +3,11 @@
 // the baseline and the policy, and returns both results. Used by `run`,
 // `sweep`, `hw validate`, the benchmarks and the end-to-end tests.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/device_yaml.h"
@@ -17,6 +19,8 @@
 #include "traces/trace_options.h"
 
 namespace dvfsim {
+
+struct PolicyInfo;  // policies/registry.h
 
 struct ParallelSummary;  // apps/parallel_run.h
 
@@ -84,6 +88,21 @@ Prepared prepare(std::shared_ptr<const Workload> w, std::shared_ptr<const Loaded
 RunResult replay_policy(const Prepared& p, const std::string& policy,
                         const std::map<std::string, std::string>& params, const EngineConfig& cfg,
                         const RunResult* baseline = nullptr);
+
+// The board power limit a run uses, in W: -1 for the device's own; else the
+// checked `requested_w` (--set power_limit_w, < 0 when not given), or, for a
+// policy that chooses the limit itself, the limit it picks from
+// `time_energy_at(w)`: the run's (time s, energy J) under native clocks at a
+// limit of w. The choice's solve reports are appended to `reports`.
+double run_power_limit_w(const Device& d, const PolicyInfo& policy,
+                         const std::map<std::string, std::string>& policy_settings,
+                         double requested_w,
+                         const std::function<std::pair<double, double>(double)>& time_energy_at,
+                         std::vector<SolveReport>* reports);
+// The run's inputs with the board power limit set to `w`.
+Prepared prepare_at_limit(const std::shared_ptr<const Workload>& w,
+                          const std::shared_ptr<const LoadedDevice>& target, double limit_w,
+                          const ModelOptions& options);
 
 // Percent helpers with the sign convention of summary.json.
 double energy_saving_pct(const RunResult& r, const RunResult& base);

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "apps/parallel_run.h"
 #include "apps/runner.h"
 #include "parallel/dag.h"
 #include "parallel/job.h"
@@ -33,14 +34,7 @@ struct Job {
       : p(prepare(load_workload(trace_path()), load_device_cached(device))) {
     job = make_job(*p.workload, parse_parallel(spec), p.target->device.name);
     graph = build_dag(job);
-    in.workload = p.workload.get();
-    in.device = &p.target->device;
-    in.latency = p.latency.get();
-    in.power = p.power.get();
-    in.governor = p.governor.get();
-    in.costs = &p.costs;
-    in.job = &job;
-    in.graph = &graph;
+    in = parallel_inputs(p, job, graph);
     for (std::size_t v = 0; v < num_vertices(graph.g); ++v) {
       const DagNode& n = graph.g[v];
       if (n.rank < 0) continue;
