@@ -27,7 +27,9 @@ inline Device toy_device() {
   return d;
 }
 
-class ToyLatency final : public LatencyModel {
+// The toy's kernel durations: the traced duration at 2000 MHz, scaled by
+// 2000/core. Test latency models derive from it and state the utilisation.
+class ToyDurations : public LatencyModel {
  public:
   std::vector<KernelCost> prepare(const Workload& w, const Device&, const Device&) const override {
     std::vector<KernelCost> out(w.kernels.size());
@@ -38,6 +40,10 @@ class ToyLatency final : public LatencyModel {
   double duration_ns(const KernelCost& k, const Clocks& c) const override {
     return k.compute_ns_mhz / c.core_mhz;
   }
+};
+
+class ToyLatency final : public ToyDurations {
+ public:
   Utilisation utilisation(const KernelCost&, const Clocks&, double) const override {
     return {1.0, 0.0, 0.0};
   }

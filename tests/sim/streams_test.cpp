@@ -17,17 +17,8 @@ namespace {
 // Duration: the compute part scaled by 2000/core (as ToyLatency); the
 // utilisation is stated per kernel: compute = cost.flops, memory =
 // cost.dram_bytes (the fields carry it).
-class StatedLatency final : public LatencyModel {
+class StatedLatency final : public ToyDurations {
  public:
-  std::vector<KernelCost> prepare(const Workload& w, const Device&, const Device&) const override {
-    std::vector<KernelCost> out(w.kernels.size());
-    for (std::size_t i = 0; i < w.kernels.size(); ++i)
-      out[i].compute_ns_mhz = static_cast<double>(w.kernels[i].work.duration_ns) * 2000.0;
-    return out;
-  }
-  double duration_ns(const KernelCost& k, const Clocks& c) const override {
-    return k.compute_ns_mhz / c.core_mhz;
-  }
   Utilisation utilisation(const KernelCost& k, const Clocks&, double) const override {
     return {1.0, k.flops, k.dram_bytes, 0.0};
   }
