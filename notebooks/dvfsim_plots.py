@@ -45,19 +45,22 @@ OKABE_ITO = {
 PALETTE = [OKABE_ITO[c] for c in ("blue", "orange", "green", "vermillion", "sky", "purple",
                                   "black", "yellow")]
 
-POLICY_ORDER = ["kernel-oracle", "kernel-predictive", "latency-aware", "pass-level",
-                "static-best", "static", "max", "power-limit", "native"]
+POLICY_ORDER = ["latency-oracle", "kernel-oracle", "kernel-predictive", "latency-aware", "pass-level",
+                "static-best", "static", "max", "power-limit", "native", "perseus", "perseus+kernel"]
 COLORS = {
     "kernel-oracle": OKABE_ITO["blue"], "kernel-predictive": OKABE_ITO["orange"],
     "latency-aware": OKABE_ITO["green"], "pass-level": OKABE_ITO["vermillion"],
     "static-best": OKABE_ITO["purple"], "static": OKABE_ITO["sky"], "max": OKABE_ITO["black"],
     "power-limit": OKABE_ITO["yellow"], "native": "#777777",
+    # beyond the eight Okabe-Ito colours: Paul Tol's "muted" wine, indigo and
+    # teal (also safe for the common colour-vision deficiencies)
+    "latency-oracle": "#882255", "perseus": "#332288", "perseus+kernel": "#44AA99",
 }
-MARKERS = dict(zip(POLICY_ORDER, "osD^v<>Px"))
+MARKERS = dict(zip(POLICY_ORDER, "hosD^v<>PxX*p"))
 # Policies that read the future (`dvfsim policies` marks them "[oracle]"):
 # their savings are upper bounds. Results files say it per run (column
 # `oracle`); this list serves plots of data without that column.
-ORACLES = {"kernel-oracle", "static-best"}
+ORACLES = {"kernel-oracle", "static-best", "latency-oracle", "power-limit"}
 
 # Published values that a figure reproduces, with their source.
 REFERENCES = {
@@ -183,6 +186,26 @@ def policy_style(policy, df=None):
     """Line keyword arguments: colour, marker, dashed for an oracle."""
     return dict(color=COLORS.get(policy), marker=MARKERS.get(policy, "o"),
                 ls="--" if is_oracle(policy, df) else "-", label=policy_label(policy, df))
+
+
+def config_label(row):
+    """A run's policy, with ", free switches" when it ran with switch_latency_us=0
+    (experiments that run one policy both ways, e.g. step_policies)."""
+    lat = row.get("switch_latency_us")
+    free = lat is not None and not (isinstance(lat, float) and np.isnan(lat)) and str(lat) != "" \
+        and float(lat) == 0
+    return row["policy"] + (", free switches" if free else "")
+
+
+def run_file(results_csv, row, name):
+    """A file of one sweep run (kernels.csv, timeline.csv, summary.json, ...),
+    with a MissingResults naming --full-outputs when the timeline is not there."""
+    path = pathlib.Path(results_csv).parent / row["run_dir"] / name
+    if not path.is_file():
+        hint = (" (timeline.csv and trace.json are written only by `dvfsim sweep --full-outputs`;"
+                " scripts/figures.sh passes it for this experiment)") if name in ("timeline.csv", "trace.json") else ""
+        raise MissingResults(f"{path} does not exist{hint}")
+    return path
 
 
 def latency_label(us, _pos=None):

@@ -773,6 +773,471 @@ NOTEBOOKS["08-seed-spread.ipynb"] = notebook([
     '''),
 ])
 
+# ---------------------------------------------------------------------------
+# The standard plots of a DVFS paper (issue 17): one step's clocks and power,
+# energy by kernel class and phase, the energy-time Pareto front over the
+# static pairs, switch counts and off-target time. All read step_policies.
+STEP_INTRO = """
+    Experiment `experiments/step_policies.yaml`: every policy on the shipped
+    GPT-3 XL training step (captured on an H200) at each device's own
+    clock-switch latency (seeded draws from its device file), objective
+    `waste` with a 2 % slowdown budget, against `native`; `kernel-oracle`
+    also with free switches (the Table 2 setting). Oracles read the future:
+    their numbers are upper bounds. The sweep keeps full outputs
+    (`timeline.csv`, `--full-outputs`).
+"""
+
+STEP_SETUP = '''
+    df["config"] = df.apply(dp.config_label, axis=1)
+    devices = list(dict.fromkeys(df["device"]))
+    CONFIG_ORDER = ["native", "max", "power-limit", "static-best", "pass-level", "latency-aware",
+                    "kernel-predictive", "kernel-oracle", "latency-oracle", "kernel-oracle, free switches"]
+    configs = ordered(df["config"], CONFIG_ORDER)
+    def run_row(device, config):
+        r = df[(df["device"] == device) & (df["config"] == config)]
+        if not len(r):
+            raise dp.MissingResults(f"{RESULTS}: no run of {config} on {device}")
+        return r.iloc[0]
+    def config_style(config):
+        p = config.split(",")[0]
+        st = dp.policy_style(p, df)
+        st["label"] = p + ("*" if dp.is_oracle(p, df) else "") + (", free switches" if "free" in config else "")
+        if "free" in config:
+            st["mfc"] = "none"
+        return st
+    def short(config):
+        return (config.replace(", free switches", "\\n(free sw.)").replace("kernel-", "kernel-\\n", 1)
+                .replace("latency-", "latency-\\n", 1) + ("*" if dp.is_oracle(config.split(",")[0], df) else ""))
+'''
+
+NOTEBOOKS["09-step-timeline.ipynb"] = notebook([
+    md("""
+    # Clocks and power over one training step, policy against native
+    """ + STEP_INTRO),
+    setup("step_policies"),
+    code(STEP_SETUP),
+    code('''
+        DEVICE = "rtx3080ti" if "rtx3080ti" in devices else devices[0]
+        # (policy, window): the whole step, or a zoom (ms from the step's start) where clocks change per kernel
+        CASES = [(c, w) for c, w in [("latency-aware", None), ("kernel-oracle, free switches", "zoom")] if c in configs]
+        ZOOM_MS = 25.0
+
+        def last_step(config):
+            """The last iteration of a run: its timeline segments, kernels and summary."""
+            row = run_row(DEVICE, config)
+            k = pd.read_csv(dp.run_file(RESULTS, row, "kernels.csv"))
+            t = pd.read_csv(dp.run_file(RESULTS, row, "timeline.csv"))
+            s = json.loads(dp.run_file(RESULTS, row, "summary.json").read_text())
+            it = k["iteration"].max()
+            ki = k[k["iteration"] == it]
+            t0, t1 = ki["start_ns"].min(), (ki["start_ns"] + ki["duration_ns"]).max()
+            seg = t[(t["start_ns"] + t["duration_ns"] > t0) & (t["start_ns"] < t1)].copy()
+            seg["t_ms"] = (seg["start_ns"].clip(lower=t0) - t0) / 1e6
+            ki = ki.assign(t_ms=(ki["start_ns"] - t0) / 1e6)
+            return row, seg, ki, (t1 - t0) / 1e6, s
+
+        def steps(ax, x, y, end, **kw):
+            x, y = np.asarray(x, float), np.asarray(y, float)
+            ax.step(np.append(x, end), np.append(y, y[-1]), where="post", **kw)
+
+        def binned_power(seg, end_ms, window_ms):
+            """Power averaged over window_ms bins (energy / time): kernels are µs long."""
+            start = seg["t_ms"].to_numpy()
+            stop = np.append(start[1:], end_ms)
+            edges = np.arange(0, end_ms + window_ms, window_ms)
+            cum = np.concatenate([[0], np.cumsum(seg["power_w"].to_numpy() * (stop - start))])
+            # energy up to time x: piecewise linear in x
+            e = np.interp(edges, np.append(start, end_ms), cum)
+            return edges[:-1], np.diff(e) / np.maximum(np.diff(np.minimum(edges, end_ms)), 1e-12)
+
+        native = last_step("native")
+        fig, axes = dp.figure("page", 5.0, nrows=3, ncols=len(CASES), squeeze=False, sharex="col",
+                              gridspec_kw={"height_ratios": [1.2, 0.6, 1.2]})
+        rows = []
+        for j, (case, window) in enumerate(CASES):
+            row, seg, ki, end_ms, s = last_step(case)
+            _, nseg, nki, nend, ns = native
+            lo, hi = 0.0, max(end_ms, nend)
+            if window == "zoom":  # ZOOM_MS from the middle of the backward pass
+                b = ki[ki["phase"] == "backward"]
+                lo = float((b["t_ms"].min() + b["t_ms"].max()) / 2) if len(b) else end_ms / 2
+                hi = lo + ZOOM_MS
+            st = config_style(case)
+            ax_c, ax_m, ax_p = axes[:, j]
+            for ph, shade in [("backward", 0.08), ("optimizer", 0.18)]:
+                p_ = ki[ki["phase"] == ph]
+                if len(p_):
+                    for ax in (ax_c, ax_m, ax_p):
+                        ax.axvspan(p_["t_ms"].min(), (p_["t_ms"] + p_["duration_ns"] / 1e6).max(),
+                                   color="k", alpha=shade, lw=0)
+            steps(ax_c, nseg["t_ms"], nseg["core_mhz"], nend, color=COLORS["native"], lw=0.8, label="native")
+            steps(ax_c, seg["t_ms"], seg["core_mhz"], end_ms, color=st["color"], lw=0.8,
+                  label=f"{case}: effective clock")
+            steps(ax_c, ki["t_ms"], ki["requested_core_mhz"], end_ms, color="k", lw=0.6, ls=":",
+                  label=f"{case}: requested")
+            steps(ax_m, nseg["t_ms"], nseg["memory_mhz"], nend, color=COLORS["native"], lw=0.8)
+            steps(ax_m, seg["t_ms"], seg["memory_mhz"], end_ms, color=st["color"], lw=0.8)
+            if window == "zoom":  # the kernels' own power
+                steps(ax_p, nseg["t_ms"], nseg["power_w"], nend, color=COLORS["native"], lw=0.6)
+                steps(ax_p, seg["t_ms"], seg["power_w"], end_ms, color=st["color"], lw=0.6)
+                ax_p.set_ylabel("power (W)")
+            else:
+                for sg, e, color in [(nseg, nend, COLORS["native"]), (seg, end_ms, st["color"])]:
+                    x, w = binned_power(sg, e, 10.0)
+                    steps(ax_p, x, w, e, color=color, lw=0.8)
+                ax_p.set_ylabel("power, 10 ms mean (W)")
+            ax_c.set_xlim(lo, hi)
+            what = "the whole step" if window is None else f"{ZOOM_MS:g} ms of the backward pass"
+            ax_c.set_title(f"({'ab'[j]}) {case}{'*' if dp.is_oracle(case.split(',')[0], df) else ''}, {what}:\\n"
+                           f"{row['energy_saving_pct']:.1f} % energy saved, {row['slowdown_pct']:+.2f} % time")
+            ax_c.set_ylabel("core clock (MHz)")
+            ax_m.set_ylabel("memory\\nclock (MHz)")
+            ax_p.set_xlabel("time in the last training step (ms)")
+            e_it, ne_it = s["iteration_energy_j"][-1], ns["iteration_energy_j"][-1]
+            rows.append({"device": DEVICE, "config": case, "step_ms": end_ms, "native_step_ms": nend,
+                         "step_energy_j": e_it, "native_step_energy_j": ne_it,
+                         "mean_power_w": 1e3 * e_it / end_ms, "native_mean_power_w": 1e3 * ne_it / nend,
+                         "clock_switches": int(row["clock_switches"]), "off_target_s": row["off_target_s"],
+                         "energy_saving_pct": row["energy_saving_pct"], "slowdown_pct": row["slowdown_pct"]})
+        handles, labels = [], []
+        for ax in axes[0]:
+            for h, l in zip(*ax.get_legend_handles_labels()):
+                if l not in labels:
+                    handles.append(h); labels.append(l)
+        fig.get_layout_engine().set(rect=(0, 0.07, 1, 0.93))
+        fig.legend(handles, labels, loc="lower center", ncol=3)
+        fig.suptitle(f"GPT-3 XL step on {display_name(DEVICE)} against native "
+                     "(shaded: backward; darker: optimizer; * oracle)")
+        save(fig, "09-step-timeline")
+        t = pd.DataFrame(rows)
+        dp.write_table(t, "09-step-timeline", index=False)
+        t.round(3)
+    '''),
+    md("""
+    **Figure 09-step-timeline.** The last of the two replayed training steps
+    of GPT-3 XL on the RTX 3080 Ti model: core clock (top), memory clock
+    (middle) and board power averaged over 1 ms (bottom) against time, the
+    policy (colour) over `native` (grey). Left: `latency-aware` at the
+    card's own switch latency (a few segments per step, each switch issued
+    early; the gap between the dotted request and the effective clock is
+    off-target time while a switch is pending, or the firmware's power cap);
+    right: `kernel-oracle` with free switches, one pair per kernel (an
+    upper bound). Forward, backward (light shade) and optimizer (darker)
+    are marked. The table (`figures/09-step-timeline.csv`) has the step's
+    time, energy and mean power of both.
+    """),
+])
+
+NOTEBOOKS["10-energy-breakdown.ipynb"] = notebook([
+    md("""
+    # Energy by kernel class and training phase
+    """ + STEP_INTRO + """
+    Each run's `kernels.csv` holds the energy of every activity and of the
+    same activity under the baseline (`baseline_energy_j`); the energy not in
+    any activity (idle gaps, switch stalls) is the run's total minus their sum.
+    """),
+    setup("step_policies"),
+    code(STEP_SETUP),
+    code('''
+        rows = []
+        for _, r in df.iterrows():
+            k = pd.read_csv(dp.run_file(RESULTS, r, "kernels.csv"))
+            n = max(int(r["iterations"]), 1)
+            for key in ("class", "phase"):
+                g = k.groupby(key)[["energy_j", "baseline_energy_j", "duration_ns", "baseline_duration_ns"]].sum()
+                for name, v in g.iterrows():
+                    rows.append({"device": r["device"], "config": r["config"], "by": key, "group": name,
+                                 "energy_j": v["energy_j"] / n, "baseline_energy_j": v["baseline_energy_j"] / n,
+                                 "time_ms": v["duration_ns"] / 1e6 / n,
+                                 "baseline_time_ms": v["baseline_duration_ns"] / 1e6 / n})
+                rows.append({"device": r["device"], "config": r["config"], "by": key, "group": "not in a kernel",
+                             "energy_j": r["energy_j"] / n - k["energy_j"].sum() / n,
+                             "baseline_energy_j": r["baseline_energy_j"] / n - k["baseline_energy_j"].sum() / n,
+                             "time_ms": np.nan, "baseline_time_ms": np.nan})
+        e = pd.DataFrame(rows)
+        e["saved_j"] = e["baseline_energy_j"] - e["energy_j"]
+        dp.write_table(e, "10-energy-breakdown", index=False)
+        classes = (e[(e["by"] == "class") & (e["config"] == "native")].groupby("group")["energy_j"].sum()
+                   .sort_values(ascending=False).index.tolist())
+        classes = [c for c in classes if c != "not in a kernel"] + ["not in a kernel"]
+        phases = ordered(e.loc[e["by"] == "phase", "group"], ["forward", "backward", "optimizer", "other", "not in a kernel"])
+        e[e["config"] == "native"].pivot_table(index=["device", "by", "group"], values=["energy_j", "time_ms"]).round(2)
+    '''),
+    code('''
+        shown = [c for c in configs if c not in ("max",)][::-1]  # top to bottom in CONFIG_ORDER
+        main = [c for c in classes if c != "not in a kernel"][:6]
+        groups = main + ["other classes", "not in a kernel"]
+        group_colors = dict(zip(groups, dp.PALETTE[:len(main)] + ["#777777", "#CCCCCC"]))
+        # phases apart from the classes: Paul Tol's indigo, wine and teal
+        PHASE_COLORS = {"forward": "#332288", "backward": "#882255", "optimizer": "#44AA99", "other": "#999933"}
+        def class_group(c):
+            return c if c in main or c == "not in a kernel" else "other classes"
+        fig, axes = dp.figure("page", 1.9 * len(devices) + 0.7, nrows=len(devices), ncols=2, squeeze=False,
+                              sharey="row")
+        width = 0.8 / max(len(phases), 1)
+        y = np.arange(len(shown))
+        for i, d in enumerate(devices):
+            sub = e[(e["device"] == d) & (e["by"] == "class")].copy()
+            sub["g"] = sub["group"].map(class_group)
+            ax = axes[i, 0]
+            left = np.zeros(len(shown))
+            for g in groups:
+                v = sub[sub["g"] == g].groupby("config")["energy_j"].sum().reindex(shown).fillna(0).to_numpy()
+                ax.barh(y, v, 0.75, left=left, color=group_colors[g], label=g, edgecolor="white", linewidth=0.3)
+                left += v
+            ax.set_xlim(0, 1.18 * left.max())
+            for yi, l, c in zip(y, left, shown):
+                sv = df[(df["device"] == d) & (df["config"] == c)]["energy_saving_pct"].iloc[0]
+                ax.text(l, yi, f" {sv:.1f} %", ha="left", va="center", fontsize=7)
+            ax.set_yticks(y, [c.replace("free switches", "free sw.") + ("*" if dp.is_oracle(c.split(",")[0], df) else "")
+                              for c in shown])
+            ax.set_xlabel("energy / iteration (J)")
+            ax.set_title(f"{display_name(d)}: by kernel class (saving vs native)")
+            ax = axes[i, 1]
+            sub = e[(e["device"] == d) & (e["by"] == "phase")]
+            for j, ph in enumerate(phases):
+                v = sub[sub["group"] == ph].set_index("config")["saved_j"].reindex(shown).fillna(0).to_numpy()
+                ax.barh(y + ((len(phases) - 1) / 2 - j) * width, v, width, label=ph,
+                        color=PHASE_COLORS.get(ph, "#CCCCCC"))
+            ax.axvline(0, color="k", lw=0.6)
+            ax.set_xlabel("saved vs native (J / iteration)")
+            ax.set_title(f"{display_name(d)}: saving by phase")
+        h1, l1 = axes[0, 0].get_legend_handles_labels()
+        h2, l2 = axes[0, 1].get_legend_handles_labels()
+        fig.get_layout_engine().set(rect=(0, 0.075, 1, 0.925))
+        hh = h1 + [h for h, l in zip(h2, l2) if l != "not in a kernel"]
+        ll = [f"class {x}" if x not in ("other classes", "not in a kernel") else x for x in l1] + \
+             [f"phase {x}" for x in l2 if x != "not in a kernel"]
+        fig.legend(hh, ll, loc="lower center", ncol=5)
+        fig.suptitle("GPT-3 XL training step: energy by kernel class and by phase (* oracle: an upper bound)")
+        save(fig, "10-energy-breakdown")
+    '''),
+    md("""
+    **Figure 10-energy-breakdown.** Left: energy per iteration of each
+    policy, stacked by kernel class (grey: energy outside any kernel, idle
+    gaps and switch stalls), with the saving against `native` on top; right:
+    the energy each policy saves against `native` in each training phase
+    (negative: it spends more there). One row per GPU model, all at the
+    device's own switch latency except `kernel-oracle (free sw.)`; `max` is
+    left out (the top clocks, ±0.3 % of native). GEMMs dominate the energy;
+    savings come mostly from the backward pass, which is the longest. The
+    numbers per class and phase are in `figures/10-energy-breakdown.csv`.
+    """),
+])
+
+NOTEBOOKS["11-pareto-front.ipynb"] = notebook([
+    md("""
+    # The energy-time Pareto front per device over the static clock pairs
+
+    Experiments `experiments/static_cloud_<device>.yaml`: the shipped GPT-3
+    XL training step under `static` at a grid of (core, memory) clock pairs
+    on each device (every supported memory clock); time and energy per
+    iteration of each pair form the cloud, whose lower-left envelope is the
+    Pareto front of fixed clocks. On top: the policies of
+    `experiments/step_policies.yaml` (each device's own switch latency, 2 %
+    budget).
+    """),
+    setup("step_policies"),
+    code(STEP_SETUP),
+    code('''
+        def pareto(points):
+            """Indices of the points no other point beats in both time and energy."""
+            order = points.sort_values(["time_per_iteration_s", "energy_per_iteration_j"]).index
+            front, best = [], np.inf
+            for i in order:
+                if points.at[i, "energy_per_iteration_j"] < best - 1e-12:
+                    front.append(i)
+                    best = points.at[i, "energy_per_iteration_j"]
+            return front
+
+        fig, axes = dp.figure("page", 5.6, nrows=2, ncols=len(devices), squeeze=False,
+                              gridspec_kw={"height_ratios": [1.25, 1]})
+        rows = []
+        for ax, ins, d in zip(axes[0], axes[1], devices):
+            _, cloud = dp.load_results(f"static_cloud_{d}", quiet=True)
+            cloud = cloud.copy()
+            cloud["t_ms"] = 1e3 * cloud["time_per_iteration_s"]
+            nat = run_row(d, "native")
+            t_nat = 1e3 * nat["time_per_iteration_s"]
+            # the interesting part: up to 1.6x native time (the slowest pairs take 10x)
+            XMAX = 1.75
+            view = cloud[cloud["t_ms"] <= XMAX * t_nat]
+            mems = sorted(cloud["memory_mhz"].unique())
+            cmap = plt.get_cmap("cividis", max(len(mems), 2))
+            for j, m in enumerate(mems):
+                v = view[view["memory_mhz"] == m]
+                ax.scatter(v["t_ms"], v["energy_per_iteration_j"], s=7, color=cmap(j), alpha=0.8,
+                           label="static pair (dark to light: lower to higher memory clock)", linewidths=0)
+            f = cloud.loc[pareto(cloud)]
+            fv = f[f["t_ms"] <= XMAX * t_nat]
+            ins.plot(f["t_ms"], f["energy_per_iteration_j"], color="k", lw=0.8)
+            for j, m in enumerate(mems):
+                v = cloud[cloud["memory_mhz"] == m]
+                ins.scatter(v["t_ms"], v["energy_per_iteration_j"], s=7, color=cmap(j), alpha=0.8, linewidths=0)
+            ax.plot(fv["t_ms"], fv["energy_per_iteration_j"], color="k", lw=0.8, label="Pareto front of static pairs")
+            for c in configs:
+                r = run_row(d, c)
+                st = config_style(c)
+                ax.plot(1e3 * r["time_per_iteration_s"], r["energy_per_iteration_j"], ls="none",
+                        marker=st["marker"], color=st["color"], mfc=st.get("mfc", st["color"]), ms=5,
+                        mew=1.0, label=st["label"], zorder=5)
+                ins.plot(1e3 * r["time_per_iteration_s"], r["energy_per_iteration_j"], ls="none",
+                         marker=st["marker"], color=st["color"], mfc=st.get("mfc", st["color"]), ms=4, mew=0.8, zorder=5)
+                # distance above the front at the same time (interpolated), in % of the front's energy
+                ft = f.sort_values("t_ms")
+                e_front = np.interp(1e3 * r["time_per_iteration_s"], ft["t_ms"], ft["energy_per_iteration_j"])
+                rows.append({"device": d, "config": c, "time_ms": 1e3 * r["time_per_iteration_s"],
+                             "energy_j": r["energy_per_iteration_j"], "front_energy_j_at_time": e_front,
+                             "above_front_pct": 100 * (r["energy_per_iteration_j"] / e_front - 1)})
+            e_nat = nat["energy_per_iteration_j"]
+            ins.set_xlim(0.985 * t_nat, 1.035 * t_nat)
+            ins.set_ylim(0.9 * e_nat, 1.01 * e_nat)
+            ins.set_xlabel("time / iteration (ms)")
+            ins.set_title("(zoom) near native")
+            emin = cloud.loc[cloud["energy_per_iteration_j"].idxmin()]
+            ax.annotate(f"least energy: {emin['core_mhz']:.0f}/{emin['memory_mhz']:.0f} MHz,\\n"
+                        f"{emin['energy_per_iteration_j']:.0f} J at {emin['t_ms']:.0f} ms"
+                        + ("" if emin["t_ms"] <= XMAX * t_nat else " (off the plot)"),
+                        (0.97, 0.97), xycoords="axes fraction", ha="right", va="top", fontsize=7)
+            ax.set_xlim(right=XMAX * t_nat)
+            ax.set_xlabel("time / iteration (ms)")
+            ax.set_title(f"{display_name(d)}: {len(cloud)} static pairs,\\nmemory "
+                         + ", ".join(f"{m:.0f}" for m in mems) + " MHz")
+        axes[0, 0].set_ylabel("energy / iteration (J)")
+        axes[1, 0].set_ylabel("energy / iteration (J)")
+        handles, labels = [], []
+        for ax in axes[0]:
+            for h, l in zip(*ax.get_legend_handles_labels()):
+                if l not in labels:
+                    handles.append(h); labels.append(l)
+        fig.get_layout_engine().set(rect=(0, 0.13, 1, 0.87))
+        fig.legend(handles, labels, loc="lower center", ncol=3)
+        fig.suptitle("GPT-3 XL training step: energy against time per iteration, static pairs and policies "
+                     "(* oracle: an upper bound)")
+        save(fig, "11-pareto-front")
+        t = pd.DataFrame(rows)
+        dp.write_table(t, "11-pareto-front", index=False)
+        t.round(2)
+    '''),
+    md("""
+    **Figure 11-pareto-front.** Energy against time per iteration for every
+    static (core, memory) pair of the grid (dots, colour: memory clock;
+    pairs slower than 1.75 × native are off the plot but in the front), the
+    Pareto front of the static pairs (black line: no pair is faster and
+    cheaper at once), and each policy at its own point (markers; open:
+    `kernel-oracle` with free switches, the only point that may sit below
+    the static front, since it changes clocks per kernel; * oracles, upper
+    bounds). Bottom: the same around `native` (−1.5 to +3.5 % time, −10 to
+    +1 % energy). Column `above_front_pct` of `figures/11-pareto-front.csv` gives
+    each policy's energy above the front at its own time (negative: below it).
+    """),
+])
+
+NOTEBOOKS["12-switches.ipynb"] = notebook([
+    md("""
+    # Clock switches, their latencies and off-target time
+    """ + STEP_INTRO + """
+    Counted per iteration: clock switches (core and memory rows of
+    `clock_switches.csv`, as `summary.json` counts them); off-target time
+    (`off_target_s`: time while a requested switch has not landed, the
+    clocks other than those the policy wanted); time the firmware's power
+    cap held the core below the request (`power_capped_s`) and memory-switch
+    stalls (`switch_stall_s`), as a share of the run time.
+    """),
+    setup("step_policies"),
+    code(STEP_SETUP),
+    code('''
+        rows, lat = [], []
+        for _, r in df.iterrows():
+            sw = pd.read_csv(dp.run_file(RESULTS, r, "clock_switches.csv"))
+            n = max(int(r["iterations"]), 1)
+            counted = sw[sw["domain"].isin(["core", "memory"])]
+            assert len(counted) == int(r["clock_switches"]), (r["run_id"], len(counted), r["clock_switches"])
+            rows.append({"device": r["device"], "config": r["config"],
+                         "core_switches_per_iteration": (sw["domain"] == "core").sum() / n,
+                         "memory_switches_per_iteration": (sw["domain"] == "memory").sum() / n,
+                         "cap_moves_per_iteration": (sw["domain"] == "power_cap").sum() / n,
+                         "off_target_pct": 100 * r["off_target_s"] / r["time_s"],
+                         "power_capped_pct": 100 * r["power_capped_s"] / r["time_s"],
+                         "stall_pct": 100 * r["switch_stall_s"] / r["time_s"],
+                         "energy_saving_pct": r["energy_saving_pct"], "slowdown_pct": r["slowdown_pct"]})
+            if "free" not in r["config"]:
+                for _, x in counted.iterrows():
+                    lat.append({"device": r["device"], "domain": x["domain"], "latency_ms": x["latency_ns"] / 1e6})
+        s = pd.DataFrame(rows)
+        lat = pd.DataFrame(lat, columns=["device", "domain", "latency_ms"])
+        dp.write_table(s, "12-switches", index=False)
+        s.round(3)
+    '''),
+    code('''
+        shown = [c for c in configs if c not in ("native", "max", "power-limit")][::-1]
+        labels = [c.replace("free switches", "free sw.") + ("*" if dp.is_oracle(c.split(",")[0], df) else "") for c in shown]
+        fig, axes = dp.figure("page", 5.6, nrows=3, ncols=len(devices), squeeze=False,
+                              gridspec_kw={"height_ratios": [1, 1.1, 0.75]})
+        y = np.arange(len(shown))
+        for i, d in enumerate(devices):
+            sub = s[s["device"] == d].set_index("config").reindex(shown)
+            ax = axes[0, i]
+            core, mem = sub["core_switches_per_iteration"].fillna(0), sub["memory_switches_per_iteration"].fillna(0)
+            ax.barh(y, core, 0.7, color=[COLORS.get(c.split(",")[0]) for c in shown], label="core")
+            ax.barh(y, mem, 0.7, left=core, color="white", edgecolor="k", hatch="///", lw=0.5, label="memory")
+            for yi, v in zip(y, core + mem):
+                ax.text(max(v, 0.55), yi, f" {v:g}", ha="left", va="center", fontsize=7)
+            ax.set_xscale("log")
+            ax.set_xlim(0.5, 30 * max(2, (core + mem).max()))
+            ax.set_yticks(y, labels if i == 0 else [])
+            ax.set_xlabel("clock switches / iteration")
+            ax.set_title(display_name(d))
+            ax = axes[1, i]
+            w = 0.27
+            for j, (col, label, color) in enumerate([("off_target_pct", "off target (switch pending)", dp.OKABE_ITO["vermillion"]),
+                                                      ("power_capped_pct", "held by the power cap", dp.OKABE_ITO["sky"]),
+                                                      ("stall_pct", "memory-switch stall", dp.OKABE_ITO["black"])]):
+                ax.barh(y + (1 - j) * w, sub[col].fillna(0), w, color=color, label=label)
+            ax.set_yticks(y, labels if i == 0 else [])
+            ax.set_xlim(0, 105)
+            ax.set_xlabel("share of the run time (%)")
+            ax = axes[2, i]
+            l = lat[lat["device"] == d]
+            for dom, color in [("core", dp.OKABE_ITO["blue"]), ("memory", dp.OKABE_ITO["orange"])]:
+                v = np.sort(l.loc[l["domain"] == dom, "latency_ms"].to_numpy())
+                if len(v):
+                    ax.step(np.append(v, v[-1]), np.append(np.arange(1, len(v) + 1) / len(v), 1.0), where="post",
+                            color=color, lw=0.9, label=f"{dom} ({len(v)} switches)")
+            ax.set_xscale("log")
+            ax.set_xlabel("switch latency drawn (ms)")
+            ax.set_ylim(0, 1.05)
+            ax.legend(loc="lower right")
+        def one_two_five(v, _pos=None):
+            m = round(v / 10 ** np.floor(np.log10(v)), 6)
+            return f"{v:g}" if m in (1, 2, 5) else ""
+        for ax in axes[2]:
+            ax.xaxis.set_major_formatter(FuncFormatter(one_two_five))
+            ax.xaxis.set_minor_formatter(FuncFormatter(one_two_five))
+        axes[2, 0].set_ylabel("cumulative share")
+        axes[0, -1].legend(loc="upper right")
+        axes[1, 1 if len(devices) > 1 else 0].legend(loc="upper right")
+        fig.suptitle("GPT-3 XL training step: clock switches, time at other clocks than requested, "
+                     "switch latencies (* oracle)")
+        save(fig, "12-switches")
+    '''),
+    md("""
+    **Figure 12-switches.** Top: clock switches per iteration of each
+    policy (log scale; core in the policy's colour, memory hatched) on each
+    device. Bottom: the share of the run time the GPU ran at clocks other
+    than the policy wanted, split into off-target time (a requested switch
+    not landed yet: the device's switch latency, inset as the distribution
+    of the latencies the runs drew), time held below the request by the
+    firmware's power cap, and memory-switch stalls. Per-kernel plans switch
+    thousands of times per iteration when switches are free and not at all
+    at the devices' own latencies (tens of ms: `kernel-oracle` and
+    `kernel-predictive` fall back to the default clocks); segment plans
+    (`latency-aware`, `latency-oracle`) switch a few times and pay for it
+    in off-target time. The numbers are in `figures/12-switches.csv`.
+    """),
+])
+
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

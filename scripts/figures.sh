@@ -90,7 +90,7 @@ figures=$(cd "$figures" && pwd)
 experiments=(table2_3080ti per_kernel_clocks_3080ti switch_latency pareto_3080ti validation_h200
              kerneltuner_a100pcie40 kerneltuner_rtxa4000
              power_limit_a100-pcie power_limit_a100-sxm power_limit_h100-sxm power_limit_h200
-             seed_spread)
+             seed_spread step_policies static_cloud_rtx3080ti static_cloud_a100-sxm static_cloud_h200)
 declare -A notebook=(
   [table2_3080ti]=01-table2
   [per_kernel_clocks_3080ti]=02-per-kernel-clocks
@@ -104,7 +104,13 @@ declare -A notebook=(
   [power_limit_h100-sxm]=07-power-limit
   [power_limit_h200]=07-power-limit
   [seed_spread]=08-seed-spread
+  [step_policies]="09-step-timeline 10-energy-breakdown 12-switches"
+  [static_cloud_rtx3080ti]=11-pareto-front
+  [static_cloud_a100-sxm]=11-pareto-front
+  [static_cloud_h200]=11-pareto-front
 )
+# experiments whose notebooks read timeline.csv (written only with --full-outputs)
+declare -A full_outputs=([step_policies]=1)
 [[ $headline -eq 1 ]] && experiments=(switch_latency table2_3080ti)
 
 status=0
@@ -113,7 +119,8 @@ echo "figures.sh: dvfsim $dvfsim; experiments $exp_dir; results $results; figure
 for e in "${experiments[@]}"; do
   t0=$SECONDS
   rc=0
-  "$dvfsim" sweep "$exp_dir/$e.yaml" --out "$results/$e" ${jobs:+--jobs "$jobs"} || rc=$?
+  "$dvfsim" sweep "$exp_dir/$e.yaml" --out "$results/$e" ${jobs:+--jobs "$jobs"} \
+    ${full_outputs[$e]:+--full-outputs} || rc=$?
   if [[ $rc -eq 1 ]]; then
     echo "figures.sh: $e: some runs failed (see the error column of $results/$e/results.csv)" >&2
     status=1
@@ -128,7 +135,7 @@ export DVFSIM_RESULTS_DIR="$results" DVFSIM_FIGURES_DIR="$figures" DVFSIM_SOURCE
 export PYDEVD_DISABLE_FILE_VALIDATION=1
 declare -A executed=()
 for e in "${experiments[@]}"; do
-  nb="${notebook[$e]}"
+ for nb in ${notebook[$e]}; do  # an experiment may feed several notebooks
   [[ -n "${executed[$nb]:-}" ]] && continue  # one notebook may draw several experiments
   executed[$nb]=1
   t0=$SECONDS
@@ -141,6 +148,7 @@ for e in "${experiments[@]}"; do
     tail -n 30 "$results/notebooks.$nb.log" >&2
     status=1
   fi
+ done
 done
 # The venue's PDF check: no Type 3 fonts, everything embedded.
 bash "$ROOT/scripts/check_figures.sh" "$figures" || status=1
