@@ -24,7 +24,7 @@ ClockLock::~ClockLock() {
     reset();
   } catch (const std::exception& error) {
     std::cerr << fmt::format(
-        "dvfsim hw apply: error: could not restore default clocks or power limits: {}; the marker "
+        "dvfsim hw: error: could not restore default clocks or power limits: {}; the marker "
         "{} stays so "
         "that the next dvfsim hw command retries\n",
         error.what(), marker_path_);
@@ -41,6 +41,16 @@ void ClockLock::set(const ClockSetting& clocks) {
       nvml_.set_memory_locked_clocks(device, memory, memory);
     }
   }
+  ++changes_;
+}
+
+void ClockLock::set_core(unsigned mhz) {
+  for (unsigned gpu : gpus_) nvml_.set_gpu_locked_clocks(nvml_.device(gpu), mhz, mhz);
+  ++changes_;
+}
+
+void ClockLock::set_memory(unsigned mhz) {
+  for (unsigned gpu : gpus_) nvml_.set_memory_locked_clocks(nvml_.device(gpu), mhz, mhz);
   ++changes_;
 }
 

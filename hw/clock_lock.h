@@ -25,6 +25,9 @@ class ClockLock {
   // Locks core (min = max = core_mhz) and, if memory_mhz > 0, memory clocks on
   // every GPU.
   void set(const ClockSetting& clocks);
+  // Locks one domain only (min = max = mhz), leaving the other as it is.
+  void set_core(unsigned mhz);
+  void set_memory(unsigned mhz);
   // Sets the board power limit of every GPU to `watts`, first recording each
   // GPU's current limit in the marker so that reset() (or, if this process
   // dies, the next hw command) puts it back.

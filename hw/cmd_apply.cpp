@@ -85,20 +85,6 @@ void check_power_limit_against_gpu(int watts, const std::string& origin, const N
   }
 }
 
-// Refuses when another live apply holds the marker, or a stale one could not be undone.
-void check_no_other_apply(const std::string& path) {
-  if (::access(path.c_str(), F_OK) != 0) return;
-  std::string owner = "unknown";
-  try {
-    if (auto marker = parse_marker(read_file(path))) owner = fmt::format("pid {}", marker->pid);
-  } catch (const std::exception&) {
-  }
-  throw std::runtime_error(fmt::format(
-      "the clock marker {} exists ({}): another dvfsim hw apply is changing clocks, or a "
-      "previous one could not be undone; not touching clocks",
-      path, owner));
-}
-
 int run_apply(const ApplyOptions& options) {
   if (!options.allow_clock_changes) {
     throw InputError(

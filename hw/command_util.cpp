@@ -1,6 +1,7 @@
 #include "hw/command_util.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -8,6 +9,7 @@
 #include <iostream>
 
 #include "hw/child.h"
+#include "hw/files.h"
 #include "hw/marker.h"
 #include "hw/nvml.h"
 #include "sim/error.h"
@@ -49,6 +51,19 @@ std::vector<unsigned> select_gpus(const Nvml& nvml, const std::vector<unsigned>&
     if (std::find(gpus.begin(), gpus.end(), gpu) == gpus.end()) gpus.push_back(gpu);
   }
   return gpus;
+}
+
+void check_no_other_apply(const std::string& path) {
+  if (::access(path.c_str(), F_OK) != 0) return;
+  std::string owner = "unknown";
+  try {
+    if (auto marker = parse_marker(read_file(path))) owner = fmt::format("pid {}", marker->pid);
+  } catch (const std::exception&) {
+  }
+  throw std::runtime_error(fmt::format(
+      "the clock marker {} exists ({}): another dvfsim hw apply or switch-latency is changing "
+      "clocks, or a previous one could not be undone; not touching clocks",
+      path, owner));
 }
 
 std::string utc_timestamp(std::chrono::system_clock::time_point time) {

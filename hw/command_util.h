@@ -23,6 +23,10 @@ std::unique_ptr<Nvml> open_nvml_and_recover();
 // GPUs when empty.
 std::vector<unsigned> select_gpus(const Nvml& nvml, const std::vector<unsigned>& requested);
 
+// Refuses (throws) when the clock marker at `path` exists: another live hw command is
+// changing clocks, or a stale one could not be undone.
+void check_no_other_apply(const std::string& path);
+
 // ISO 8601 UTC with milliseconds, e.g. "2026-11-29T17:03:04.123Z".
 std::string utc_timestamp(std::chrono::system_clock::time_point time);
 

@@ -12,6 +12,21 @@
 //   instant_power = 1               energy_counter = 1           reasons_supported = 1
 //   error.<nvml call> = <code>      make that call fail with NVML error <code>
 //   error_after.<nvml call> = N     ... but only after N successful calls
+//   switch_latency.core = lognormal:MEDIAN_US:SIGMA | uniform:MIN_US:MAX_US | fixed:US
+//   switch_latency.memory = ...     a set/reset of that domain lands after a programmed
+//                                   delay (default: at once); the k-th delay of a domain is
+//                                   the distribution's quantile at frac(0.5 + k * 0.618034),
+//                                   a low-discrepancy sequence: any run of draws has nearly
+//                                   the distribution's median and spread
+//   memory_stall_us = 1000          after a memory switch lands the GPU does no work this long
+//   readback_lag_us = 2000          nvmlDeviceGetClockInfo reports a landed clock this much later
+// FAKE_NVML_STATE=path  written at nvmlShutdown, one line per GPU:
+//   "gpu=<i> locked_core=<MHz|0> locked_memory=<MHz|0> core_target=<MHz> memory_target=<MHz>
+//    power_limit_mw=<mW>" (the target is the clock the GPU runs or is switching to)
+// dvfsim_probe_v1_start/collect/stop: the throughput probe of `dvfsim hw
+//   switch-latency --probe-library`: back-to-back bursts of burst_us from start;
+//   each burst's work is the integral of the effective clock of `domain` (0 core,
+//   1 memory) in MHz x s (no work during a memory stall).
 // FAKE_NVML_LOG=path   one line per set/reset call:
 //   "<CLOCK_MONOTONIC ns> pid=<pid> <call> gpu=<i> [min=<MHz> max=<MHz>] [mw=<mW>] rc=<code>"
 // nvmlDeviceSetPowerManagementLimit outside [power_limit_min_w, power_limit_max_w]
@@ -23,6 +38,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -47,6 +64,12 @@ constexpr Return kNotSupported = 3;
 constexpr Return kInsufficientSize = 7;
 constexpr unsigned kMaxDevices = 16;
 
+struct Latency {
+  enum Kind { kNone, kFixed, kUniform, kLognormal } kind = kNone;
+  double a = 0;  // fixed: us; uniform: min; lognormal: median
+  double b = 0;  // uniform: max; lognormal: sigma
+};
+
 struct Config {
   std::string name = "NVIDIA H200 (fake)";
   std::string driver = "580.00-fake";
@@ -69,6 +92,20 @@ struct Config {
   bool reasons_supported = true;
   std::map<std::string, Return> errors;
   std::map<std::string, long> errors_after;
+  Latency core_latency;
+  Latency memory_latency;
+  long long memory_stall_ns = 0;
+  long long readback_lag_ns = 0;
+};
+
+// One clock domain of a GPU: it ran `from_mhz` until `land_ns`, then `to_mhz`.
+struct DomainState {
+  unsigned from_mhz = 0;
+  unsigned to_mhz = 0;
+  long long land_ns = 0;
+  long long stall_ns = 0;  // no work in [land_ns, land_ns + stall_ns)
+  long draws = 0;
+  unsigned effective(long long t) const { return t < land_ns ? from_mhz : to_mhz; }
 };
 
 struct DeviceState {
@@ -76,6 +113,8 @@ struct DeviceState {
   unsigned locked_core_mhz = 0;
   unsigned locked_memory_mhz = 0;
   unsigned power_limit_mw = 0;  // 0: the configured power_limit_w
+  DomainState core;
+  DomainState memory;
 };
 
 struct State {
@@ -181,6 +220,19 @@ void load_config(Config& config) {
       config.energy_counter = value == "1";
     else if (key == "reasons_supported")
       config.reasons_supported = value == "1";
+    else if (key == "switch_latency.core" || key == "switch_latency.memory") {
+      Latency latency;
+      char kind[16] = {};
+      double a = 0, b = 0;
+      int n = std::sscanf(value.c_str(), "%15[a-z]:%lf:%lf", kind, &a, &b);
+      if (n >= 2 && std::strcmp(kind, "fixed") == 0) latency = {Latency::kFixed, a, 0};
+      if (n == 3 && std::strcmp(kind, "uniform") == 0) latency = {Latency::kUniform, a, b};
+      if (n == 3 && std::strcmp(kind, "lognormal") == 0) latency = {Latency::kLognormal, a, b};
+      (key == "switch_latency.core" ? config.core_latency : config.memory_latency) = latency;
+    } else if (key == "memory_stall_us")
+      config.memory_stall_ns = static_cast<long long>(std::stod(value) * 1e3);
+    else if (key == "readback_lag_us")
+      config.readback_lag_ns = static_cast<long long>(std::stod(value) * 1e3);
     else if (key.rfind("error.", 0) == 0)
       config.errors[key.substr(6)] = std::stoi(value);
     else if (key.rfind("error_after.", 0) == 0)
@@ -192,8 +244,65 @@ void load_config(Config& config) {
 void ensure_loaded(State& s) {
   if (s.loaded) return;
   load_config(s.config);
-  for (unsigned i = 0; i < kMaxDevices; ++i) s.devices[i].handle.index = i;
+  for (unsigned i = 0; i < kMaxDevices; ++i) {
+    s.devices[i].handle.index = i;
+    s.devices[i].core.from_mhz = s.devices[i].core.to_mhz = s.config.sm_mhz;
+    s.devices[i].memory.from_mhz = s.devices[i].memory.to_mhz = s.config.mem_mhz;
+  }
   s.loaded = true;
+}
+
+// The standard normal quantile, by bisection on erfc (exact enough for a fake).
+double normal_quantile(double p) {
+  double lo = -10, hi = 10;
+  for (int i = 0; i < 100; ++i) {
+    double mid = 0.5 * (lo + hi);
+    (0.5 * std::erfc(-mid / std::sqrt(2.0)) < p ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+// The k-th programmed delay in ns.
+long long draw_delay_ns(const Latency& latency, long k) {
+  double u = std::fmod(0.5 + static_cast<double>(k) * 0.6180339887498949, 1.0);
+  double us = 0;
+  switch (latency.kind) {
+    case Latency::kNone:
+      return 0;
+    case Latency::kFixed:
+      us = latency.a;
+      break;
+    case Latency::kUniform:
+      us = latency.a + u * (latency.b - latency.a);
+      break;
+    case Latency::kLognormal:
+      us = latency.a * std::exp(latency.b * normal_quantile(u));
+      break;
+  }
+  return static_cast<long long>(us * 1e3);
+}
+
+// A request for `mhz` in one domain: it lands after the programmed delay (a request
+// for the clock the domain already runs or switches to changes nothing).
+void request_clock(State& s, DomainState& d, unsigned mhz, bool memory) {
+  long long now = monotonic_ns();
+  if (mhz == d.to_mhz) return;
+  d.from_mhz = d.effective(now);
+  d.to_mhz = mhz;
+  d.land_ns =
+      now + draw_delay_ns(memory ? s.config.memory_latency : s.config.core_latency, d.draws++);
+  d.stall_ns = memory ? s.config.memory_stall_ns : 0;
+}
+
+// What nvmlDeviceGetClockInfo reports: the landed clock, readback_lag_ns late.
+unsigned read_back(const State& s, const DomainState& d, long long now) {
+  return d.effective(now - s.config.readback_lag_ns);
+}
+
+// Work per second of the probe of one domain at `t` (MHz; 0 while a memory switch stalls).
+double probe_rate(const DeviceState& d, int domain, long long t) {
+  if (t >= d.memory.land_ns && t < d.memory.land_ns + d.memory.stall_ns) return 0;
+  return domain == 1 ? d.memory.effective(t) : d.core.effective(t);
 }
 
 // The injected error for `call`, counting calls; 0 if none.
@@ -288,6 +397,19 @@ FAKE_EXPORT Return nvmlInit_v2() {
 FAKE_EXPORT Return nvmlShutdown() {
   FAKE_BEGIN("nvmlShutdown");
   if (s.init_count > 0) --s.init_count;
+  const char* path = std::getenv("FAKE_NVML_STATE");
+  if (path != nullptr && path[0] != '\0') {
+    std::ofstream out(path);
+    for (unsigned i = 0; i < s.config.device_count; ++i) {
+      const DeviceState& d = s.devices[i];
+      out << "gpu=" << i << " locked_core=" << d.locked_core_mhz
+          << " locked_memory=" << d.locked_memory_mhz << " core_target=" << d.core.to_mhz
+          << " memory_target=" << d.memory.to_mhz << " power_limit_mw="
+          << (d.power_limit_mw != 0 ? d.power_limit_mw
+                                    : static_cast<unsigned>(s.config.power_limit_w * 1000.0))
+          << "\n";
+    }
+  }
   return kSuccess;
 }
 
@@ -368,10 +490,11 @@ FAKE_EXPORT Return nvmlDeviceGetClockInfo(nvmlDevice_st* device, int type, unsig
   FAKE_BEGIN("nvmlDeviceGetClockInfo");
   FAKE_DEVICE(device);
   const DeviceState& d = s.devices[device->index];
+  long long now = monotonic_ns();
   if (type == 0 || type == 1) {
-    *mhz = d.locked_core_mhz != 0 ? d.locked_core_mhz : s.config.sm_mhz;
+    *mhz = read_back(s, d.core, now);
   } else if (type == 2) {
-    *mhz = d.locked_memory_mhz != 0 ? d.locked_memory_mhz : s.config.mem_mhz;
+    *mhz = read_back(s, d.memory, now);
   } else {
     return kNotSupported;
   }
@@ -467,7 +590,10 @@ FAKE_EXPORT Return nvmlDeviceSetGpuLockedClocks(nvmlDevice_st* device, unsigned 
   std::lock_guard<std::mutex> guard(s.mutex);
   Return rc = injected(s, "nvmlDeviceSetGpuLockedClocks");
   if (rc == kSuccess && !valid(s, device)) rc = kInvalidArgument;
-  if (rc == kSuccess) s.devices[device->index].locked_core_mhz = max_mhz;
+  if (rc == kSuccess) {
+    s.devices[device->index].locked_core_mhz = max_mhz;
+    request_clock(s, s.devices[device->index].core, max_mhz, false);
+  }
   log_call("nvmlDeviceSetGpuLockedClocks", device != nullptr ? device->index : 0,
            " min=" + std::to_string(min_mhz) + " max=" + std::to_string(max_mhz), rc);
   return rc;
@@ -478,7 +604,10 @@ FAKE_EXPORT Return nvmlDeviceResetGpuLockedClocks(nvmlDevice_st* device) {
   std::lock_guard<std::mutex> guard(s.mutex);
   Return rc = injected(s, "nvmlDeviceResetGpuLockedClocks");
   if (rc == kSuccess && !valid(s, device)) rc = kInvalidArgument;
-  if (rc == kSuccess) s.devices[device->index].locked_core_mhz = 0;
+  if (rc == kSuccess) {
+    s.devices[device->index].locked_core_mhz = 0;
+    request_clock(s, s.devices[device->index].core, s.config.sm_mhz, false);
+  }
   log_call("nvmlDeviceResetGpuLockedClocks", device != nullptr ? device->index : 0, "", rc);
   return rc;
 }
@@ -489,7 +618,10 @@ FAKE_EXPORT Return nvmlDeviceSetMemoryLockedClocks(nvmlDevice_st* device, unsign
   std::lock_guard<std::mutex> guard(s.mutex);
   Return rc = injected(s, "nvmlDeviceSetMemoryLockedClocks");
   if (rc == kSuccess && !valid(s, device)) rc = kInvalidArgument;
-  if (rc == kSuccess) s.devices[device->index].locked_memory_mhz = max_mhz;
+  if (rc == kSuccess) {
+    s.devices[device->index].locked_memory_mhz = max_mhz;
+    request_clock(s, s.devices[device->index].memory, max_mhz, true);
+  }
   log_call("nvmlDeviceSetMemoryLockedClocks", device != nullptr ? device->index : 0,
            " min=" + std::to_string(min_mhz) + " max=" + std::to_string(max_mhz), rc);
   return rc;
@@ -500,7 +632,10 @@ FAKE_EXPORT Return nvmlDeviceResetMemoryLockedClocks(nvmlDevice_st* device) {
   std::lock_guard<std::mutex> guard(s.mutex);
   Return rc = injected(s, "nvmlDeviceResetMemoryLockedClocks");
   if (rc == kSuccess && !valid(s, device)) rc = kInvalidArgument;
-  if (rc == kSuccess) s.devices[device->index].locked_memory_mhz = 0;
+  if (rc == kSuccess) {
+    s.devices[device->index].locked_memory_mhz = 0;
+    request_clock(s, s.devices[device->index].memory, s.config.mem_mhz, true);
+  }
   log_call("nvmlDeviceResetMemoryLockedClocks", device != nullptr ? device->index : 0, "", rc);
   return rc;
 }
@@ -517,4 +652,82 @@ FAKE_EXPORT Return nvmlDeviceSetPowerManagementLimit(nvmlDevice_st* device, unsi
   log_call("nvmlDeviceSetPowerManagementLimit", device != nullptr ? device->index : 0,
            " mw=" + std::to_string(mw), rc);
   return rc;
+}
+
+// The throughput probe (see the header comment): back-to-back virtual bursts from
+// dvfsim_probe_v1_start, like kernels timed by GPU events, so the record has no
+// gaps whatever the calling process does. Each returns 0, or 2 for a bad argument.
+namespace {
+
+struct ProbeState {
+  bool running = false;
+  unsigned gpu = 0;
+  int domain = 0;
+  long long start_ns = 0;
+  long long burst_ns = 0;
+  long long reported = 0;  // bursts handed out so far
+};
+
+ProbeState& probe_state() {
+  static ProbeState instance;
+  return instance;
+}
+
+// The probe's work (MHz x s) over [start, end]: the rate is piecewise constant
+// between the domain's landing and stall times, so this is exact.
+double probe_work(const DeviceState& d, int domain, long long start, long long end) {
+  std::vector<long long> cuts = {start, end, d.core.land_ns, d.memory.land_ns,
+                                 d.memory.land_ns + d.memory.stall_ns};
+  std::sort(cuts.begin(), cuts.end());
+  double mhz_s = 0;
+  for (size_t i = 0; i + 1 < cuts.size(); ++i) {
+    long long a = std::max(cuts[i], start);
+    long long b = std::min(cuts[i + 1], end);
+    if (b <= a) continue;
+    mhz_s += probe_rate(d, domain, a + (b - a) / 2) * static_cast<double>(b - a) * 1e-9;
+  }
+  return mhz_s;
+}
+
+}  // namespace
+
+FAKE_EXPORT int dvfsim_probe_v1_start(unsigned gpu, int domain, unsigned burst_us) {
+  State& s = state();
+  std::lock_guard<std::mutex> guard(s.mutex);
+  ensure_loaded(s);
+  if (gpu >= s.config.device_count || (domain != 0 && domain != 1) || burst_us == 0) return 2;
+  ProbeState& p = probe_state();
+  p = {true, gpu, domain, monotonic_ns(), static_cast<long long>(burst_us) * 1000LL, 0};
+  return 0;
+}
+
+FAKE_EXPORT int dvfsim_probe_v1_collect(double* start_s, double* end_s, double* work,
+                                        unsigned capacity, unsigned* count) {
+  State& s = state();
+  std::lock_guard<std::mutex> guard(s.mutex);
+  ProbeState& p = probe_state();
+  if (!p.running || count == nullptr || start_s == nullptr || end_s == nullptr || work == nullptr)
+    return 2;
+  const long long done = (monotonic_ns() - p.start_ns) / p.burst_ns;
+  unsigned n = 0;
+  // A burst's work uses the clocks as they are now: a request made while a burst
+  // ran moves the landing times, so bursts are handed out as soon as they end.
+  while (p.reported < done && n < capacity) {
+    long long a = p.start_ns + p.reported * p.burst_ns;
+    long long b = a + p.burst_ns;
+    start_s[n] = static_cast<double>(a) * 1e-9;
+    end_s[n] = static_cast<double>(b) * 1e-9;
+    work[n] = probe_work(s.devices[p.gpu], p.domain, a, b);
+    ++p.reported;
+    ++n;
+  }
+  *count = n;
+  return 0;
+}
+
+FAKE_EXPORT int dvfsim_probe_v1_stop() {
+  State& s = state();
+  std::lock_guard<std::mutex> guard(s.mutex);
+  probe_state().running = false;
+  return 0;
 }
