@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
+#include <memory>
 
 #include "sim/error.h"
 
@@ -79,21 +81,32 @@ Plan plan_steps(const PlanInput& in) {
   struct Mode {
     std::string name;
     std::vector<char> mask;  // empty: every pair
+    std::size_t hull;        // index into the mode hulls (mode_hulls order)
   };
   std::vector<Mode> modes;
   const std::size_t mems = memory_clock_count(g);
-  if (in.memory != MemoryMode::fixed || mems <= 1) modes.push_back({"per-kernel memory", {}});
-  if (in.memory != MemoryMode::per_kernel && mems > 1)
+  if (in.memory != MemoryMode::fixed || mems <= 1) modes.push_back({"per-kernel memory", {}, 0});
+  if (in.memory != MemoryMode::per_kernel && mems > 1) {
+    std::size_t k = 0;
     for (MemoryMask& mm : memory_masks(g))
       modes.push_back(
-          {fmt::format("memory fixed at {} MHz", mm.memory_mhz), std::move(mm.allowed)});
+          {fmt::format("memory fixed at {} MHz", mm.memory_mhz), std::move(mm.allowed), 1 + k++});
+  }
+  // Every mode's hulls from each item's per-column hulls, computed once.
+  std::vector<Hulls> own_hulls;
+  const std::vector<Hulls>* hulls = in.hulls;
+  if (in.aggregation == Aggregation::global && !hulls) {
+    own_hulls = mode_hulls(tb);
+    hulls = &own_hulls;
+  }
+  static const Hulls kNoHulls;
 
   Plan best;
   bool have = false, best_feasible = false;
   double best_score = 0;
   for (const Mode& mode : modes) {
     const std::vector<char>* mask = mode.mask.empty() ? nullptr : &mode.mask;
-    const Hulls h = in.aggregation == Aggregation::global ? lower_hulls(tb, mask) : Hulls{};
+    const Hulls& h = in.aggregation == Aggregation::global ? (*hulls)[mode.hull] : kNoHulls;
     double reserve = 0;
     Plan cand;
     Solution sol;
@@ -220,25 +233,64 @@ KernelPlan plan_kernels(const KernelPlanInput& in) {
   std::vector<std::int32_t> caps = em0.cap_mhz;
   double tighten = in.extra_tighten_ns;
   std::vector<ItemSpec> items = in.kernels;
-  int rounds = 0;
+  // Rows, and each distinct item's hulls, reused across rounds: a round
+  // changes the caps of some kernels only.
+  TableCache cache(d, *in.gpu.latency, *in.gpu.power, default_table_options(d));
+  std::vector<std::unique_ptr<ModeChains>> chains;
+  // The rounds' starting states (caps, tightening), to stop when one repeats.
+  std::map<std::pair<std::vector<std::int32_t>, double>, int> seen;
+  int rounds = 0, since_better = 0;
   for (int round = 0; round < std::max(1, in.rounds); ++round) {
+    if (!seen.emplace(std::make_pair(caps, tighten), round).second) break;  // a cycle
     rounds = round + 1;
     for (std::size_t i = 0; i < n; ++i) items[i].max_core_mhz = caps[i];
     Tables tb;
+    std::vector<Hulls> hulls;
     PlanInput p = in.plan;
     p.memory_stall_ns = in.start.stall_ns;
     p.device = in.gpu.device;
     p.power = in.gpu.power;
     if (grouped) {
-      const Tables per_kernel =
-          build_tables(d, *in.gpu.latency, *in.gpu.power, items, default_table_options(d));
-      tb = group_tables(per_kernel, in.group_of_kernel, in.groups);
+      // Phase sums of the kernels' cached rows (group_tables of build_tables).
+      tb.grid = cache.grid();
+      tb.items = in.groups;
+      tb.pairs = tb.grid.pairs.size();
+      tb.time_ns.assign(tb.items * tb.pairs, 0.0);
+      tb.energy_j.assign(tb.items * tb.pairs, 0.0);
+      tb.count.assign(tb.items, 1);
+      for (std::size_t i = 0; i < n; ++i) {
+        const TableCache::Row row = cache.row(items[i]);
+        const double c = items[i].count;
+        double* gt = &tb.time_ns[in.group_of_kernel[i] * tb.pairs];
+        double* ge = &tb.energy_j[in.group_of_kernel[i] * tb.pairs];
+        for (std::size_t q = 0; q < tb.pairs; ++q) {
+          gt[q] += c * row.time_ns[q];
+          ge[q] += c * row.energy_j[q];
+        }
+      }
       p.sequence.clear();
       for (std::uint32_t g = 0; g < in.groups; ++g) p.sequence.push_back(g);
     } else {
       const Grouping g = group_identical(items);
-      tb = build_tables(d, *in.gpu.latency, *in.gpu.power, g.items, default_table_options(d));
+      std::vector<TableCache::Row> rows;
+      tb = cache.tables(g.items, &rows);
       p.sequence = g.item_of;
+      if (p.aggregation == Aggregation::global) {
+        std::vector<const ModeChains*> item_chains(g.items.size());
+        for (std::size_t i = 0; i < g.items.size(); ++i) {
+          const TableCache::Row& row = rows[i];
+          if (chains.size() <= row.slot) chains.resize(row.slot + 1);
+          if (!chains[row.slot]) {
+            chains[row.slot] = std::make_unique<ModeChains>();
+            row_hulls(tb.grid, row.time_ns, row.energy_j, *chains[row.slot]);
+          }
+          item_chains[i] = chains[row.slot].get();
+        }
+        const std::size_t modes = 1 + memory_clock_count(tb.grid);
+        for (std::size_t m = 0; m < modes; ++m)
+          hulls.push_back(hulls_of_mode(tb.grid, item_chains, m));
+        p.hulls = &hulls;
+      }
     }
     p.tables = &tb;
     p.reference_ns = em0.time_ns;
@@ -257,7 +309,9 @@ KernelPlan plan_kernels(const KernelPlanInput& in) {
     Emulation em = emulate(in.gpu, in.kernels, pairs, in.start);
     const bool feasible = !(em.time_ns > best.budget_ns);
     const double score = obj.score(em.energy_j, em.time_ns);
+    ++since_better;
     if (feasible && score < best_score) {
+      since_better = 0;
       best_score = score;
       best.pairs = pairs;
       if (grouped) {
@@ -278,6 +332,7 @@ KernelPlan plan_kernels(const KernelPlanInput& in) {
       tighten += tightening_ns(em.time_ns - best.budget_ns, best.budget_ns);
       for (std::size_t i = 0; i < n; ++i) caps[i] = std::min(caps[i], em.cap_mhz[i]);
     }
+    if (in.plateau_rounds > 0 && since_better >= in.plateau_rounds) break;
   }
   SolveReport& r = best.report;
   r.policy = in.plan.policy;

@@ -32,9 +32,16 @@ inline double tightening_ns(double overshoot_ns, double budget_ns) {
   return kOvershootTightening * overshoot_ns + kBudgetTighteningFloor * budget_ns;
 }
 // Rounds of plan_kernels: solve with the caps the emulation predicts, emulate,
-// repeat until the caps are a fixed point. The shipped traces settle in 2-5
-// rounds; the bound stops a plan whose caps oscillate.
+// repeat until the caps are a fixed point, the round's state (caps and budget)
+// repeats an earlier round's (the rounds would cycle), or kPlateauRounds rounds
+// in a row have not improved the best plan. The caps of a per-kernel plan
+// rarely reach a fixed point: they oscillate between a few sets. On the
+// shipped trace the best plan comes by round 9 in every configuration checked
+// and is never improved after eight rounds without progress (four are not
+// enough: pass-level at max_slowdown=5 on the RTX 3080 Ti improves in round
+// 9 after four), docs/policies.md "Planning rounds"; kCapRounds bounds the loop.
 inline constexpr int kCapRounds = 16;
+inline constexpr int kPlateauRounds = 8;
 // Re-solves of plan_steps with the memory-switch stalls taken out of the
 // budget, and of the online planners' tightening: each round removes most
 // of the overshoot, so a few suffice; more only cost solve time.
@@ -80,6 +87,9 @@ struct PlanInput {
   double memory_stall_ns = -1.0;  // per memory switch (< 0: the device's)
   std::string policy;             // for the report
   std::string what;
+  // Optional: the hulls of every memory mode (mode_hulls order), computed by
+  // the caller from cached rows; else plan_steps computes them.
+  const std::vector<Hulls>* hulls = nullptr;
 };
 
 struct Plan {
@@ -111,10 +121,11 @@ struct KernelPlanInput {
   // numbered in order of first appearance.
   std::vector<std::uint32_t> group_of_kernel;
   std::size_t groups = 0;
-  EmulationStart start;           // firmware state when the plan starts
-  PlanInput plan;                 // objective, aggregation, memory, cyclic, policy, what
-  int rounds = kCapRounds;        // at most
-  double extra_tighten_ns = 0.0;  // taken off the knapsack budget from the start
+  EmulationStart start;                 // firmware state when the plan starts
+  PlanInput plan;                       // objective, aggregation, memory, cyclic, policy, what
+  int rounds = kCapRounds;              // at most
+  int plateau_rounds = kPlateauRounds;  // rounds without a better plan before it stops
+  double extra_tighten_ns = 0.0;        // taken off the knapsack budget from the start
 };
 struct KernelPlan {
   std::vector<Clocks> pairs;        // per kernel

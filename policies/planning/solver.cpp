@@ -86,6 +86,72 @@ Hulls lower_hulls(const Tables& tb, const std::vector<char>* allowed) {
   return h;
 }
 
+void row_hulls(const Grid& g, const double* time_ns, const double* energy_j, ModeChains& out) {
+  const auto& mb = g.mem_begin;
+  std::size_t columns = 0;
+  for (std::size_t m = 0; m + 1 < mb.size(); ++m) columns += mb[m + 1] > mb[m];
+  out.resize(1 + columns);
+  std::vector<Pt> col, colh, all, merged;
+  std::size_t c = 0;
+  for (std::size_t m = 0; m + 1 < mb.size(); ++m) {
+    if (mb[m + 1] == mb[m]) continue;
+    col.clear();
+    for (auto p = mb[m + 1]; p-- > mb[m];)
+      col.push_back({time_ns[p], energy_j[p], static_cast<std::int32_t>(p)});
+    insertion_sort(col);
+    chain(col, colh);
+    all.insert(all.end(), colh.begin(), colh.end());
+    // The column's chain is sorted with strictly increasing time and
+    // decreasing energy: lower_hulls with its mask sorts and chains it again
+    // to the same vertices.
+    auto& fixed = out[1 + c++];
+    fixed.clear();
+    for (const Pt& pt : colh) fixed.push_back({pt.t, pt.e, pt.p});
+  }
+  std::sort(all.begin(), all.end(),
+            [](const Pt& a, const Pt& b) { return before(a, b) || (!before(b, a) && a.p < b.p); });
+  chain(all, merged);
+  out[0].clear();
+  for (const Pt& pt : merged) out[0].push_back({pt.t, pt.e, pt.p});
+}
+
+Hulls hulls_of_mode(const Grid& g, const std::vector<const ModeChains*>& items, std::size_t mode) {
+  Hulls h;
+  std::size_t vertices = 0;
+  for (const ModeChains* c : items) vertices += (*c)[mode].size();
+  h.pair.reserve(vertices);
+  h.t.reserve(vertices);
+  h.e.reserve(vertices);
+  h.begin.reserve(items.size() + 1);
+  h.begin.push_back(0);
+  for (const ModeChains* c : items) {
+    for (const HullVertex& v : (*c)[mode]) {
+      h.pair.push_back(v.pair);
+      h.t.push_back(v.t);
+      h.e.push_back(v.e);
+    }
+    h.begin.push_back(static_cast<std::uint32_t>(h.pair.size()));
+  }
+  if (mode > 0) {
+    const std::vector<MemoryMask> masks = memory_masks(g);
+    h.allowed = masks[mode - 1].allowed;
+  }
+  return h;
+}
+
+std::vector<Hulls> mode_hulls(const Tables& tb) {
+  std::vector<ModeChains> chains(tb.items);
+  std::vector<const ModeChains*> ptrs(tb.items);
+  for (std::size_t i = 0; i < tb.items; ++i) {
+    row_hulls(tb.grid, &tb.time_ns[i * tb.pairs], &tb.energy_j[i * tb.pairs], chains[i]);
+    ptrs[i] = &chains[i];
+  }
+  std::vector<Hulls> out;
+  const std::size_t modes = 1 + memory_clock_count(tb.grid);
+  for (std::size_t m = 0; m < modes; ++m) out.push_back(hulls_of_mode(tb.grid, ptrs, m));
+  return out;
+}
+
 // ------------------------------------------------------------------ solver
 
 std::int32_t Assignment::pair_of(std::size_t item, std::uint32_t r) const {
@@ -104,9 +170,12 @@ namespace {
 constexpr int kBisectionSteps = 100;
 constexpr double kBisectionTolerance = 1e-13;
 
-// Vertex of item i minimising e + lambda t (ties: the faster one).
-inline std::uint32_t pick(const Hulls& h, std::size_t i, double lambda) {
-  std::uint32_t j = h.begin[i];
+// Vertex of item i minimising e + lambda t (ties: the faster one), walking
+// from vertex `from` (h.begin[i], or the item's pick at a larger lambda: the
+// walk's test de + lambda dt < 0 is monotone in lambda in floating point too,
+// so every vertex before that pick passes it at this lambda as well).
+inline std::uint32_t pick(const Hulls& h, std::size_t i, double lambda, std::uint32_t from) {
+  std::uint32_t j = from;
   const std::uint32_t end = h.begin[i + 1];
   while (j + 1 < end && (h.e[j + 1] - h.e[j]) + lambda * (h.t[j + 1] - h.t[j]) < 0) ++j;
   return j;
@@ -116,10 +185,12 @@ struct Eval {
   double time = 0, energy = 0, lagr = 0;
 };
 
-Eval evaluate(const Tables& tb, const Hulls& h, double lambda, std::vector<std::uint32_t>* picks) {
+// `from`: each item's pick at a larger lambda (nullptr: the hulls' first vertices).
+Eval evaluate(const Tables& tb, const Hulls& h, double lambda, std::vector<std::uint32_t>* picks,
+              const std::vector<std::uint32_t>* from = nullptr) {
   Eval ev;
   for (std::size_t i = 0; i < tb.items; ++i) {
-    const std::uint32_t j = pick(h, i, lambda);
+    const std::uint32_t j = pick(h, i, lambda, from ? (*from)[i] : h.begin[i]);
     const double n = tb.count[i];
     ev.time += n * h.t[j];
     ev.energy += n * h.e[j];
@@ -190,10 +261,13 @@ Solution solve_budget(const Tables& tb, const Hulls& h, double budget) {
   }
   double dual = std::max(lo_ev.lagr - 0.0 * budget, hi_ev.lagr - hi * budget);
   double lo = 0.0;
+  // picks: each item's pick at hi, where every evaluation between lo and hi
+  // starts its walk (the same picks as from the first vertex, fewer steps).
+  std::vector<std::uint32_t> mid_picks(tb.items);
   const int iters = bisect_multiplier(
       lo, hi, budget, dual, kBisectionSteps, kBisectionTolerance,
-      [&](double lambda) { return evaluate(tb, h, lambda, nullptr); }, [](const Eval&) {});
-  evaluate(tb, h, hi, &picks);
+      [&](double lambda) { return evaluate(tb, h, lambda, &mid_picks, &picks); },
+      [&](const Eval&) { picks.swap(mid_picks); });
   auto st = from_picks(picks);
   double left = budget;
   for (std::size_t i = 0; i < tb.items; ++i) left -= tb.count[i] * h.t[picks[i]];
@@ -203,11 +277,16 @@ Solution solve_budget(const Tables& tb, const Hulls& h, double budget) {
     double rate;
     std::uint32_t item, vertex;
   };
+  // An edge longer than the budget left now is never taken (what is left only
+  // shrinks), nor is any edge after it on its item's hull (the item never
+  // reaches it): they are left out before sorting.
   std::vector<Edge> edges;
   for (std::size_t i = 0; i < tb.items; ++i)
-    for (auto j = picks[i]; j + 1 < h.begin[i + 1]; ++j)
+    for (auto j = picks[i]; j + 1 < h.begin[i + 1]; ++j) {
+      if (h.t[j + 1] - h.t[j] > left) break;
       edges.push_back(
           {-(h.e[j + 1] - h.e[j]) / (h.t[j + 1] - h.t[j]), static_cast<std::uint32_t>(i), j});
+    }
   std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) {
     if (a.rate != b.rate) return a.rate > b.rate;
     if (a.item != b.item) return a.item < b.item;
@@ -227,7 +306,13 @@ Solution solve_budget(const Tables& tb, const Hulls& h, double budget) {
     v.push_back({ed.vertex + 1, k});
   }
   best = finish(tb, h, st);
-  // One pass over every allowed pair with what is left.
+  // One pass over every allowed pair with what is left (the allowed pairs lie
+  // in [pair_lo, pair_hi)).
+  std::size_t pair_lo = 0, pair_hi = tb.pairs;
+  if (!h.allowed.empty()) {
+    while (pair_lo < tb.pairs && !h.allowed[pair_lo]) ++pair_lo;
+    while (pair_hi > pair_lo && !h.allowed[pair_hi - 1]) --pair_hi;
+  }
   for (std::size_t i = 0; i < tb.items && left > 0; ++i) {
     auto& choices = best.assignment.items[i];
     const std::size_t nc = choices.size();
@@ -236,7 +321,7 @@ Solution solve_budget(const Tables& tb, const Hulls& h, double budget) {
       const double t0 = tb.t(i, cur), e0 = tb.e(i, cur);
       std::int32_t bestp = -1;
       double save = 0;
-      for (std::size_t p = 0; p < tb.pairs; ++p) {
+      for (std::size_t p = pair_lo; p < pair_hi; ++p) {
         if (!h.allowed.empty() && !h.allowed[p]) continue;
         const double dt = tb.t(i, p) - t0, de = e0 - tb.e(i, p);
         if (de > save && dt <= left) {

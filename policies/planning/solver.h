@@ -28,6 +28,21 @@ struct Hulls {
 // `allowed` (optional, one flag per grid pair) restricts the pairs considered.
 Hulls lower_hulls(const Tables& t, const std::vector<char>* allowed = nullptr);
 
+// One item's hulls for every memory mode, from its per-column hulls computed
+// once: chains[0] over every pair (lower_hulls without a mask), then one per
+// memory clock with supported pairs, in memory_masks order (lower_hulls with
+// that clock's mask). Equal to lower_hulls' vertices bit for bit.
+struct HullVertex {
+  double t, e;
+  std::int32_t pair;
+};
+using ModeChains = std::vector<std::vector<HullVertex>>;
+void row_hulls(const Grid& g, const double* time_ns, const double* energy_j, ModeChains& out);
+// Hulls of every memory mode of a table, in the order of row_hulls.
+std::vector<Hulls> mode_hulls(const Tables& t);
+// Hulls of mode `mode` (row_hulls order) from each item's chains.
+Hulls hulls_of_mode(const Grid& g, const std::vector<const ModeChains*>& items, std::size_t mode);
+
 // ---------------------------------------------------------------- the solver
 
 // An assignment: for every item, how many of its copies run at which pair.

@@ -1,5 +1,6 @@
 #include "policies/planning/tables.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -47,51 +48,113 @@ std::uint64_t Tables::copies() const {
   return n;
 }
 
-Tables build_tables(const Device& d, const LatencyModel& lat, const PowerModel& pow,
-                    const std::vector<ItemSpec>& items, const TableOptions& opt) {
-  (void)d;
+ModelRow model_row(const Grid& g, const LatencyModel& lat, const PowerModel& pow,
+                   const KernelCost& k) {
+  ModelRow m;
+  m.duration_ns.resize(g.pairs.size());
+  m.power_w.resize(g.pairs.size());
+  for (std::size_t p = 0; p < g.pairs.size(); ++p) {
+    const KernelAtClocks r = kernel_at(lat, pow, k, g.pairs[p]);
+    m.duration_ns[p] = r.duration_ns;
+    m.power_w[p] = r.power_w;
+  }
+  return m;
+}
+
+void table_row(const Grid& g, const std::vector<double>& idle, const ItemSpec& it,
+               const ModelRow& m, const TableOptions& opt, double* trow, double* erow) {
+  for (std::size_t c = 0; c + 1 < g.mem_begin.size(); ++c) {
+    const auto b = g.mem_begin[c], e = g.mem_begin[c + 1];
+    bool capped = false;
+    std::uint32_t last_fit = b;
+    for (auto p = b; p < e; ++p) {
+      if (!capped && it.max_core_mhz > 0 && g.pairs[p].core_mhz > it.max_core_mhz && p > b)
+        capped = true;
+      if (capped) {
+        trow[p] = trow[last_fit];
+        erow[p] = erow[last_fit];
+        continue;
+      }
+      const double tm = m.duration_ns[p], pw = m.power_w[p];
+      if (opt.cap_w > 0 && pw > opt.cap_w && p > b) {
+        // The firmware holds the core at the highest clock that fits.
+        capped = true;
+        trow[p] = trow[last_fit];
+        erow[p] = erow[last_fit];
+        continue;
+      }
+      const double t = tm * it.time_scale;
+      trow[p] = t;
+      erow[p] = (pw * t + idle[p] * it.gap_ns) * 1e-9;
+      last_fit = p;
+    }
+  }
+}
+
+namespace {
+
+std::vector<double> idle_row(const Grid& g, const PowerModel& pow) {
+  std::vector<double> idle(g.pairs.size());
+  for (std::size_t p = 0; p < g.pairs.size(); ++p) idle[p] = idle_power_w(pow, g.pairs[p]);
+  return idle;
+}
+
+Tables empty_tables(const Grid& g, std::size_t items) {
   Tables tb;
-  tb.grid = make_grid(d);
-  tb.items = items.size();
-  tb.pairs = tb.grid.pairs.size();
+  tb.grid = g;
+  tb.items = items;
+  tb.pairs = g.pairs.size();
   tb.time_ns.assign(tb.items * tb.pairs, 0.0);
   tb.energy_j.assign(tb.items * tb.pairs, 0.0);
   tb.count.resize(tb.items);
-  std::vector<double> idle(tb.pairs);
-  for (std::size_t p = 0; p < tb.pairs; ++p) idle[p] = idle_power_w(pow, tb.grid.pairs[p]);
-  const auto& g = tb.grid;
+  return tb;
+}
+
+}  // namespace
+
+Tables build_tables(const Device& d, const LatencyModel& lat, const PowerModel& pow,
+                    const std::vector<ItemSpec>& items, const TableOptions& opt) {
+  Tables tb = empty_tables(make_grid(d), items.size());
+  const std::vector<double> idle = idle_row(tb.grid, pow);
   for (std::size_t i = 0; i < tb.items; ++i) {
-    const ItemSpec& it = items[i];
-    tb.count[i] = it.count;
-    double* trow = &tb.time_ns[i * tb.pairs];
-    double* erow = &tb.energy_j[i * tb.pairs];
-    for (std::size_t m = 0; m + 1 < g.mem_begin.size(); ++m) {
-      const auto b = g.mem_begin[m], e = g.mem_begin[m + 1];
-      bool capped = false;
-      std::uint32_t last_fit = b;
-      for (auto p = b; p < e; ++p) {
-        if (!capped && it.max_core_mhz > 0 && g.pairs[p].core_mhz > it.max_core_mhz && p > b)
-          capped = true;
-        if (capped) {
-          trow[p] = trow[last_fit];
-          erow[p] = erow[last_fit];
-          continue;
-        }
-        const KernelAtClocks k = kernel_at(lat, pow, it.cost, g.pairs[p]);
-        const double tm = k.duration_ns, pw = k.power_w;
-        if (opt.cap_w > 0 && pw > opt.cap_w && p > b) {
-          // The firmware holds the core at the highest clock that fits.
-          capped = true;
-          trow[p] = trow[last_fit];
-          erow[p] = erow[last_fit];
-          continue;
-        }
-        const double t = tm * it.time_scale;
-        trow[p] = t;
-        erow[p] = (pw * t + idle[p] * it.gap_ns) * 1e-9;
-        last_fit = p;
-      }
-    }
+    tb.count[i] = items[i].count;
+    table_row(tb.grid, idle, items[i], model_row(tb.grid, lat, pow, items[i].cost), opt,
+              &tb.time_ns[i * tb.pairs], &tb.energy_j[i * tb.pairs]);
+  }
+  return tb;
+}
+
+TableCache::TableCache(const Device& d, const LatencyModel& lat, const PowerModel& pow,
+                       const TableOptions& opt)
+    : lat_(lat), pow_(pow), opt_(opt), grid_(make_grid(d)), idle_(idle_row(grid_, pow)) {}
+
+TableCache::Row TableCache::row(const ItemSpec& it) {
+  const KernelCost& k = it.cost;
+  const std::array<double, 7> mkey{k.fixed_ns,   k.compute_ns_mhz, k.memory_ns_mhz,     k.flops,
+                                   k.dram_bytes, k.instructions,   k.tensor ? 1.0 : 0.0};
+  auto [mi, mfresh] = models_index_.emplace(mkey, models_.size());
+  if (mfresh) models_.push_back(model_row(grid_, lat_, pow_, k));
+  auto [ri, rfresh] = rows_index_.emplace(
+      std::make_tuple(mi->second, it.time_scale, it.gap_ns, it.max_core_mhz), rows_t_.size());
+  const std::size_t slot = ri->second;
+  if (rfresh) {
+    rows_t_.emplace_back(grid_.pairs.size());
+    rows_e_.emplace_back(grid_.pairs.size());
+    table_row(grid_, idle_, it, models_[mi->second], opt_, rows_t_.back().data(),
+              rows_e_.back().data());
+  }
+  return {rows_t_[slot].data(), rows_e_[slot].data(), slot};
+}
+
+Tables TableCache::tables(const std::vector<ItemSpec>& items, std::vector<Row>* rows) {
+  Tables tb = empty_tables(grid_, items.size());
+  if (rows) rows->clear();
+  for (std::size_t i = 0; i < tb.items; ++i) {
+    tb.count[i] = items[i].count;
+    const Row r = row(items[i]);
+    if (rows) rows->push_back(r);
+    std::copy(r.time_ns, r.time_ns + tb.pairs, &tb.time_ns[i * tb.pairs]);
+    std::copy(r.energy_j, r.energy_j + tb.pairs, &tb.energy_j[i * tb.pairs]);
   }
   return tb;
 }

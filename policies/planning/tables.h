@@ -6,8 +6,11 @@
 // applied per kernel and the idle power of the gap after a kernel included.
 // Also the memory-clock masks of the grid and what a memory switch costs a
 // plan (docs/policies.md).
+#include <array>
 #include <cstdint>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "sim/models.h"
@@ -66,6 +69,52 @@ struct Tables {
 };
 Tables build_tables(const Device& d, const LatencyModel& lat, const PowerModel& pow,
                     const std::vector<ItemSpec>& items, const TableOptions& opt);
+// The latency and power models of one kernel at every grid pair, uncapped
+// (kernel_at): what a table row is derived from.
+struct ModelRow {
+  std::vector<double> duration_ns;
+  std::vector<double> power_w;
+};
+ModelRow model_row(const Grid& g, const LatencyModel& lat, const PowerModel& pow,
+                   const KernelCost& k);
+// One item's table row from its model row: the item's time scale, gap
+// (context-idle power `idle_w` per pair) and caps applied as build_tables does.
+void table_row(const Grid& g, const std::vector<double>& idle_w, const ItemSpec& it,
+               const ModelRow& m, const TableOptions& opt, double* trow, double* erow);
+
+// Table rows reused across calls (plan_kernels' rounds rebuild their tables
+// with new caps): the models are evaluated once per distinct kernel cost and a
+// row is derived once per distinct item (cost, scale, gap, cap); rows equal
+// build_tables' bit for bit.
+class TableCache {
+ public:
+  TableCache(const Device& d, const LatencyModel& lat, const PowerModel& pow,
+             const TableOptions& opt);
+  const Grid& grid() const { return grid_; }
+  // The row of an item (time_ns, energy_j: grid().pairs.size() each) and its
+  // slot (a stable id for the distinct item).
+  struct Row {
+    const double* time_ns;
+    const double* energy_j;
+    std::size_t slot;
+  };
+  Row row(const ItemSpec& it);
+  // build_tables(items) from the cached rows; `rows` (optional): each item's row.
+  Tables tables(const std::vector<ItemSpec>& items, std::vector<Row>* rows = nullptr);
+  std::size_t slots() const { return rows_t_.size(); }
+
+ private:
+  const LatencyModel& lat_;
+  const PowerModel& pow_;
+  TableOptions opt_;
+  Grid grid_;
+  std::vector<double> idle_;
+  std::map<std::array<double, 7>, std::size_t> models_index_;
+  std::vector<ModelRow> models_;
+  std::map<std::tuple<std::size_t, double, double, std::int32_t>, std::size_t> rows_index_;
+  std::vector<std::vector<double>> rows_t_, rows_e_;
+};
+
 // Sums rows of `t` into groups: group g's row is the sum of count x row over
 // the items with group_of[item] == g (count of every group: 1).
 Tables group_tables(const Tables& t, const std::vector<std::uint32_t>& group_of,
