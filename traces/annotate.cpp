@@ -500,6 +500,53 @@ std::optional<OpWork> conv_work(const Args& a, std::string_view o) {
 // receives, and a ring or tree stages (g - 1) / g of the message through
 // device buffers twice more (send and receive); a reduction adds one FLOP
 // per received element.
+// ---- Triton / Inductor kernels --------------------------------------------
+// Inductor wraps each kernel launch in a record_function named after the
+// kernel ("triton_poi_fused_add_mul_0") whose inputs are the kernel's
+// arguments: every tensor it reads or writes, then the sizes. Each buffer is
+// taken as moved once through DRAM. A template GEMM (triton_tem_ / triton_mm)
+// does 2·M·N·K per batch for its first two arguments [.., M, K] x [.., K, N];
+// a pointwise or reduction kernel does, per element of its largest buffer,
+// the FLOPs of the operators its name says it fused.
+std::optional<OpWork> triton_work(const Args& a, std::string_view name) {
+  const double bytes = a.all_bytes();
+  if (bytes <= 0) return std::nullopt;
+  const bool gemm = name.rfind("triton_tem_", 0) == 0 || name.rfind("triton_mm", 0) == 0 ||
+                    name.rfind("triton_bmm", 0) == 0;
+  if (gemm) {
+    std::vector<const Shape*> t;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (const Shape* s = a.tensor(i); s && s->size() >= 2) t.push_back(s);
+    for (std::size_t i = 0; i < t.size(); ++i)
+      for (std::size_t j = i + 1; j < t.size(); ++j) {
+        const Shape& x = *t[i];
+        const Shape& y = *t[j];
+        const auto k = x.back();
+        if (k <= 0 || y[y.size() - 2] != k) continue;
+        const double m = static_cast<double>(x[x.size() - 2]);
+        const double n = static_cast<double>(y.back());
+        const double batch = numel(x) / (m * static_cast<double>(k));
+        return OpWork{2.0 * batch * m * n * static_cast<double>(k), bytes};
+      }
+    return std::nullopt;  // no operand pair: the fallback estimate
+  }
+  // The fused operators: the name's words after "fused_", up to the index.
+  double per_elt = 0;
+  const std::size_t fused = name.find("fused_");
+  std::string_view rest =
+      fused == std::string_view::npos ? std::string_view() : name.substr(fused + 6);
+  while (!rest.empty()) {
+    const std::size_t cut = rest.find('_');
+    const std::string_view word = rest.substr(0, cut);
+    if (is_elementwise(word) || word == "sum" || word == "mean" || word == "amax" ||
+        word == "amin" || word == "max" || word == "min" || word == "var" || word == "prod")
+      per_elt += flops_per_element(word);
+    if (cut == std::string_view::npos) break;
+    rest.remove_prefix(cut + 1);
+  }
+  return OpWork{std::max(1.0, per_elt) * a.max_numel(), bytes};
+}
+
 std::optional<OpWork> collective_work(const OpCall& op) {
   if (op.in_msg_elements < 0 && op.out_msg_elements < 0) return std::nullopt;
   static constexpr std::array<std::pair<std::string_view, int>, 10> kDtypes = {{
@@ -572,6 +619,7 @@ std::optional<OpWork> estimate_op_work(const OpCall& op, int list_element_bytes)
     return gemm_work(a, 0, 1, false, 0);
   if (o == "addmm" || o == "baddbmm") return gemm_work(a, 1, 2, false, a.bytes(0));
   if (o == "linear") return gemm_work(a, 0, 1, true, a.bytes(2));
+  if (full.rfind("triton_", 0) == 0) return triton_work(a, full);
   if (contains(full, "attention")) return attention_work(a, full);
   if (contains(o, "conv")) return conv_work(a, o);
   if (contains(o, "layer_norm") || contains(o, "rms_norm") || contains(o, "group_norm") ||

@@ -105,13 +105,16 @@ KernelClass classify_kernel(ActivityKind kind, std::string_view op, std::string_
     return KernelClass::conv;
   // cuDNN batch norm, pooling.
   if (contains_any(k, {"cudnn::bn_", "bn_fw_", "bn_bw_", "batch_norm"})) return KernelClass::norm;
+  // Fused attention (FlashAttention, cuDNN SDPA, xFormers' and CUTLASS's
+  // fmha): before the GEMM names, since CUTLASS's fmha kernels carry
+  // "cutlass" in their names ("fmha_cutlassF_bf16_aligned_64x128_rf_sm80").
+  if (contains_any(k, {"flash", "fmha", "sdpa", "attention"})) return KernelClass::attention;
   // Grouped / batched GEMMs of MoE and inference libraries ("bmm_Bfloat16_...").
   if (k.rfind("bmm_", 0) == 0 || contains_any(k, {"grouped_gemm", "moe_gemm", "group_gemm"}))
     return KernelClass::gemm;
   if (contains_any(k, {"gemm", "cutlass", "nvjet", "xmma", "cublas", "s884", "h884", "s1688",
                        "h1688", "s16816", "h16816"}))
     return KernelClass::gemm;
-  if (contains_any(k, {"flash", "fmha", "sdpa", "attention"})) return KernelClass::attention;
   if (const auto c = class_from_op(op)) return *c;
   if (contains_any(k, {"reduce", "softmax", "max_pool", "avg_pool", "adaptive_avg_pool"}))
     return KernelClass::reduction;

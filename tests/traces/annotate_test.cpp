@@ -38,6 +38,41 @@ TEST(EstimateOpWork, BatchedAndLinear) {
   EXPECT_DOUBLE_EQ(lin->flops, 2.0 * 20 * 16 * 32);
 }
 
+// Inductor's launcher op carries the kernel's buffers: each moved once.
+TEST(EstimateOpWork, TritonPointwiseFromItsLauncherOp) {
+  // add, mul and gelu fused over 1024 x 1024 bf16 elements; two inputs, one
+  // output: 3 x 2 MiB; 1 + 1 + 8 FLOPs per element.
+  const auto w = estimate_op_work(
+      {"triton_poi_fused_add_gelu_mul_0",
+       {tensor({1024, 1024}), tensor({1024, 1024}), tensor({1024, 1024}), scalar("1048576")}});
+  ASSERT_TRUE(w);
+  EXPECT_DOUBLE_EQ(w->dram_bytes, 3.0 * 1024 * 1024 * 2);
+  EXPECT_DOUBLE_EQ(w->flops, 10.0 * 1024 * 1024);
+}
+
+TEST(EstimateOpWork, TritonReductionCountsTheFusedOperators) {
+  // The name's words: to, copy (0 FLOPs), add, div, expand (not arithmetic),
+  // mul, pow, sum: 5 FLOPs per element of the largest buffer (8 x 1024 x 1024).
+  const auto w = estimate_op_work(
+      {"triton_per_fused__to_copy_add_div_expand_mul_pow_sum_view_0",
+       {tensor({8192, 1024}), tensor({1024}, "float"), tensor({8, 1024, 1024}, "float"),
+        tensor({8, 1024, 1}, "float"), scalar("8192"), scalar("1024")}});
+  ASSERT_TRUE(w);
+  EXPECT_DOUBLE_EQ(w->dram_bytes, 8192.0 * 1024 * 2 + 1024 * 4 + 8.0 * 1024 * 1024 * 4 + 8192 * 4);
+  EXPECT_DOUBLE_EQ(w->flops, 5.0 * 8 * 1024 * 1024);
+}
+
+TEST(EstimateOpWork, TritonTemplateGemmFromItsOperands) {
+  // [512, 256] x [256, 1024] -> [512, 1024], bf16: 2·512·1024·256 FLOPs.
+  const auto w = estimate_op_work(
+      {"triton_tem_fused_mm_0", {tensor({512, 256}), tensor({256, 1024}), tensor({512, 1024})}});
+  ASSERT_TRUE(w);
+  EXPECT_DOUBLE_EQ(w->flops, 2.0 * 512 * 1024 * 256);
+  EXPECT_DOUBLE_EQ(w->dram_bytes, 2.0 * (512 * 256 + 256 * 1024 + 512 * 1024));
+  // Without a matching operand pair there is nothing to count from.
+  EXPECT_FALSE(estimate_op_work({"triton_tem_fused_mm_1", {tensor({512, 256}), tensor({3, 7})}}));
+}
+
 TEST(EstimateOpWork, AttentionCausalFromConcreteInputs) {
   OpCall fwd{"aten::_scaled_dot_product_cudnn_attention",
              {tensor({4, 16, 2048, 128}), tensor({4, 16, 2048, 128}), tensor({4, 16, 2048, 128}),

@@ -307,6 +307,13 @@ TEST(Rules, KernelClassesOfModernStacks) {
   EXPECT_EQ(cls("triton_red_fused_native_layer_norm_1"), KernelClass::reduction);
   EXPECT_EQ(cls("triton_per_fused_softmax_2"), KernelClass::reduction);
   EXPECT_EQ(cls("triton_tem_fused_mm_3"), KernelClass::gemm);
+  // CUTLASS's fmha and other fused attention kernels are attention, not GEMM.
+  EXPECT_EQ(cls("fmha_cutlassF_bf16_aligned_64x128_rf_sm80"), KernelClass::attention);
+  EXPECT_EQ(cls("fmha_cutlassB_bf16_aligned_64x64_k64_sm80"), KernelClass::attention);
+  EXPECT_EQ(cls("fmhaSm100aKernel_QkvE4m3OBfloat16H64PagedKvCausalP16VarSeqQ128Kv128"),
+            KernelClass::attention);
+  EXPECT_EQ(cls("void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128>>"),
+            KernelClass::attention);
   EXPECT_EQ(cls("sm80_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc"),
             KernelClass::conv);
   EXPECT_EQ(cls("sm86_xmma_dgrad_implicit_gemm_indexed_f16f16"), KernelClass::conv);
