@@ -575,6 +575,37 @@ std::optional<OpWork> collective_work(const OpCall& op) {
   return work;
 }
 
+// Operators of other libraries (vllm::, _C::, trtllm::, ...) with recorded
+// shapes but no formula here: each recorded tensor is taken as moved once,
+// capped at what the capture device's peak bandwidth moves in the measured
+// time (a paged KV cache passed whole is not read whole). Memory-bound
+// classes only: GEMM, convolution and attention kernels keep the roofline
+// fallback, collectives their own rule. Work from the cap stays "fallback".
+void custom_op_work(std::vector<Kernel>& kernels, const std::vector<std::uint32_t>& members,
+                    const Args& a, std::string_view op, double peak_bytes_per_s) {
+  const std::size_t colons = op.find("::");
+  if (colons == std::string_view::npos || op.substr(0, colons) == "aten") return;
+  const double bytes = a.all_bytes();
+  if (!(bytes > 0)) return;
+  double total_ns = 0;
+  for (const std::uint32_t idx : members) {
+    const KernelClass c = kernels[idx].cls;
+    if (c == KernelClass::gemm || c == KernelClass::conv || c == KernelClass::attention ||
+        c == KernelClass::communication)
+      return;
+    total_ns += static_cast<double>(kernels[idx].work.duration_ns);
+  }
+  if (!(total_ns > 0)) return;
+  const double cap = total_ns * 1e-9 * peak_bytes_per_s;
+  const double moved = std::min(bytes, cap);
+  for (const std::uint32_t idx : members) {
+    Kernel& k = kernels[idx];
+    k.work.flops = 0;
+    k.work.dram_bytes = moved * static_cast<double>(k.work.duration_ns) / total_ns;
+    k.work.source = bytes <= cap ? WorkSource::shapes : WorkSource::fallback;
+  }
+}
+
 }  // namespace
 
 std::optional<int> dtype_bytes(std::string_view type) {
@@ -725,7 +756,10 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
       if (c >= '1' && c <= '8') list_bytes = c - '0';
     }
     const auto work = estimate_op_work(call, list_bytes);
-    if (!work) continue;
+    if (!work) {
+      custom_op_work(kernels, members, Args(call, list_bytes), call.name, peak);
+      continue;
+    }
     double total_ns = 0;
     for (const std::uint32_t idx : members)
       total_ns += static_cast<double>(kernels[idx].work.duration_ns);

@@ -153,3 +153,39 @@ TEST(EstimateOpWork, DtypeSizes) {
 
 }  // namespace
 }  // namespace dvfsim
+
+namespace dvfsim {
+namespace {
+
+// Operators of other libraries: their recorded tensors, moved once, capped at
+// the capture device's bandwidth over the measured time.
+TEST(AnnotateWork, CustomOpsMoveTheirRecordedTensorsUpToTheBandwidth) {
+  Workload w;
+  for (int i = 0; i < 3; ++i) {
+    Kernel k;
+    k.cls = KernelClass::other;
+    k.work.duration_ns = 10'000;  // 10 us
+    k.name_id = w.intern("some_kernel");
+    w.kernels.push_back(k);
+  }
+  const std::vector<OpCall> ops = {
+      {"_C::rotary_embedding", {tensor({1024, 512}), tensor({1024, 64})}},
+      {"_C_cache_ops::reshape_and_cache", {tensor({1 << 20, 1024})}},  // a 2 GiB cache
+      {"aten::not_modelled_here", {tensor({1024, 512})}}};
+  const std::vector<ActivityFacts> facts = {{0, -1, false}, {1, -1, false}, {2, -1, false}};
+  AnnotateOptions opt;
+  opt.roofline = {1e12, 1e15, 1e14};  // 1 TB/s: 10 us move 10 MB
+  annotate_work(w, ops, facts, opt);
+  // 1024 x (512 + 64) bf16 elements.
+  EXPECT_DOUBLE_EQ(w.kernels[0].work.dram_bytes, 2.0 * 1024 * 576);
+  EXPECT_EQ(w.kernels[0].work.source, WorkSource::shapes);
+  // The cache is not read whole: 10 us at 1 TB/s.
+  EXPECT_DOUBLE_EQ(w.kernels[1].work.dram_bytes, 1e7);
+  EXPECT_EQ(w.kernels[1].work.source, WorkSource::fallback);
+  // ATen operators without a formula keep the duration fallback.
+  EXPECT_DOUBLE_EQ(w.kernels[2].work.dram_bytes, 1e7 * opt.fallback_bandwidth_fraction);
+  EXPECT_EQ(w.kernels[2].work.source, WorkSource::fallback);
+}
+
+}  // namespace
+}  // namespace dvfsim
