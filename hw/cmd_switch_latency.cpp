@@ -214,7 +214,9 @@ class Measurer {
         settle(pair.domain, pair.to_mhz);  // leave the GPU at the new clock
         return sample;
       }
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
+      // No sleep: a sleeping process waits for the scheduler to wake it (ms on a
+      // busy machine), which would coarsen read-back; reading on keeps it exact
+      // to one NVML call while the process runs.
     }
     if (use_probe) probe_->stop();
     sample.readback_us = *readback_us;
