@@ -34,6 +34,13 @@ ParallelRun replay_with(const ParallelInputs& base_in, const std::string& policy
     PerseusOptions opt;
     opt.max_slowdown = resolved.number("max_slowdown");
     opt.resolution = resolved.integer("resolution");
+    const std::string inner = resolved.str("inner");
+    if (inner != "none" && inner != "kernel")
+      throw InputError(fmt::format(
+          "policy perseus: inner = '{}': expected none or kernel (per-kernel clocks inside each "
+          "instruction)",
+          inner));
+    opt.inner_kernel = inner == "kernel";
     if (!(opt.max_slowdown >= 0) || opt.resolution < 1)
       throw InputError("policy perseus: max_slowdown must be >= 0 and resolution >= 1");
     // Closed loop on the replay: the plan's slowdown against every GPU at
@@ -47,10 +54,12 @@ ParallelRun replay_with(const ParallelInputs& base_in, const std::string& policy
     opt.replayed_slowdown = [&](const PerseusPlan& p) {
       in.planned = &p.per_node;
       in.planned_ns = &p.node_ns;
+      in.planned_kernels = p.per_node_kernels.empty() ? nullptr : &p.per_node_kernels;
       run = replay_parallel(
           in, [&] { return info.make(resolved); }, cfg);
       in.planned = nullptr;
       in.planned_ns = nullptr;
+      in.planned_kernels = nullptr;
       return static_cast<double>(run.iteration_ns) / static_cast<double>(fast.iteration_ns) - 1.0;
     };
     plan = plan_perseus(in, cfg, opt);
@@ -126,7 +135,12 @@ Simulation simulate_parallel(const RunSpec& spec, ParallelSpec ps) {
         const Prepared q = prepare_at_limit(sim.workload, sim.target, w, sim.models);
         const ParallelRun r =
             replay_with(parallel_inputs(q, summary->job, summary->graph), "native", {}, sim.engine);
-        return std::pair<double, double>(static_cast<double>(r.iteration_ns) * 1e-9, r.energy_j);
+        // Energy per GPU: the choice weighs it against P_max x T of one GPU
+        // (the job's energy sums all S x D GPUs: against one GPU's P_max the
+        // time would count S x D times too little; docs/parallel.md).
+        return std::pair<double, double>(
+            static_cast<double>(r.iteration_ns) * 1e-9,
+            r.energy_j / static_cast<double>(summary->job.spec.gpus()));
       },
       &choice_reports);
   if (power_limit_w >= 0 && power_limit_w != d.power_limit_w) {

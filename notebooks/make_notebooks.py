@@ -1238,6 +1238,122 @@ NOTEBOOKS["12-switches.ipynb"] = notebook([
 ])
 
 
+# ---------------------------------------------------------------------------
+NOTEBOOKS["13-pipeline.ipynb"] = notebook([
+    md("""
+    # Pipeline-parallel GPT-3 XL: energy against iteration time, and stragglers
+
+    Experiment `experiments/pipeline_gpt3xl.yaml` (docs/parallel.md): the
+    shipped GPT-3 XL step cut into 4 and 8 pipeline stages (1F1B, 128
+    microbatches; the small copy: 8), on the A100 SXM and H200 models, under
+    `max` (the baseline: every GPU at its highest clocks), `native`,
+    `power-limit` (Zeus-style, one limit for every GPU) and `perseus` (one
+    SM clock per forward/backward instruction from the iteration time-energy
+    frontier, within 1 % of the fastest iteration), with a straggler on rank
+    3 slowed by 0-30 %. `perseus+kernel` (where the results have it) also
+    plans the kernels inside each instruction (with free clock switches:
+    per-kernel clocks cannot follow tens of ms of switch latency; an upper
+    bound of combining the two ideas). Energies and times are per
+    iteration of the whole job; the frontier is `perseus`'s planned one
+    (`frontier.csv` of the run without straggler).
+    """),
+    setup("pipeline_gpt3xl"),
+    code('''
+        def pipe_config(r):
+            inner = r.get("inner")
+            name = r["policy"]
+            if name == "perseus" and isinstance(inner, str) and inner not in ("", "none"):
+                name = "perseus+kernel"
+            return name + (", free switches" if dp.config_label(r).endswith("free switches") else "")
+        def style(c):
+            st = dp.policy_style(c.split(",")[0], df)
+            st["label"] = c.replace(",", ("*" if dp.is_oracle(c.split(",")[0], df) else "") + ",", 1) \
+                if "," in c else dp.policy_style(c, df)["label"]
+            return st
+        df["config"] = df.apply(pipe_config, axis=1)
+        df["pct"] = df["straggler"].astype(str).str.split(":").str[-1].astype(float)
+        df["pp"] = df["parallel"].astype(str).str.extract(r"pp=(\\d+)")[0].astype(int)
+        df["M"] = df["parallel"].astype(str).str.extract(r"microbatches=(\\d+)")[0].astype(int)
+        devices = list(dict.fromkeys(df["device"]))
+        pps = sorted(df["pp"].unique())
+        configs = ordered(df["config"], ["max", "native", "power-limit", "perseus", "perseus, free switches",
+                                         "perseus+kernel", "perseus+kernel, free switches"])
+        panels = [(d, pp) for d in devices for pp in pps]
+        table = df.pivot_table(index=["device", "pp", "pct"], columns="config",
+                               values=["energy_saving_pct", "slowdown_pct"])
+        dp.write_table(table, "13-pipeline")
+        table.round(2)
+    '''),
+    code('''
+        fig, axes = dp.figure("page", 6.2, nrows=3, ncols=len(panels), squeeze=False,
+                              gridspec_kw={"height_ratios": [1.4, 1, 1]})
+        for j, (d, pp) in enumerate(panels):
+            sub = df[(df["device"] == d) & (df["pp"] == pp)]
+            M = int(sub["M"].iloc[0])
+            ax = axes[0, j]
+            clean = sub[sub["pct"] == 0]
+            t_max = 1e3 * clean[clean["config"] == "max"]["time_per_iteration_s"].iloc[0] \\
+                if (clean["config"] == "max").any() else None
+            for c in configs:
+                r = clean[clean["config"] == c]
+                if not len(r):
+                    continue
+                r = r.iloc[0]
+                st = style(c)
+                if c.startswith("perseus"):
+                    f = dp.run_file(RESULTS, r, "frontier.csv")
+                    fr = pd.read_csv(f)
+                    if t_max:
+                        fr = fr[fr["iteration_s"] * 1e3 <= 1.35 * t_max]
+                    ax.plot(1e3 * fr["iteration_s"], fr["energy_j"], color=st["color"], lw=0.8,
+                            ls="-" if c == "perseus" else "--", label=f"{c}: frontier (planned)")
+                ax.plot(1e3 * r["time_per_iteration_s"], r["energy_per_iteration_j"], ls="none",
+                        marker=st["marker"], color=st["color"], ms=5, label=st["label"], zorder=5)
+            ax.set_xlabel("time / iteration (ms)")
+            ax.set_title(f"{display_name(d)}\\npp={pp}, M={M}")
+            for row, col, label in [(1, "energy_saving_pct", "energy saving vs max (%)"),
+                                    (2, "slowdown_pct", "slowdown vs max (%)")]:
+                ax = axes[row, j]
+                for c in configs:
+                    if c == "max":
+                        continue
+                    r = sub[sub["config"] == c].sort_values("pct")
+                    if len(r):
+                        ax.plot(r["pct"], r[col], **style(c))
+                ax.axhline(0, color="k", lw=0.6)
+                if row == 2:
+                    ax.axhline(1, color="k", lw=0.6, ls=":")
+                    ax.set_xlabel("straggler, rank 3 (%)")
+                if j == 0:
+                    ax.set_ylabel(label)
+        axes[0, 0].set_ylabel("energy / iteration, all GPUs (J)")
+        handles, labels = [], []
+        for ax in axes[0]:
+            for h, l in zip(*ax.get_legend_handles_labels()):
+                if l not in labels:
+                    handles.append(h); labels.append(l)
+        fig.get_layout_engine().set(rect=(0, 0.09, 1, 0.91))
+        fig.legend(handles, labels, loc="lower center", ncol=3)
+        fig.suptitle("GPT-3 XL pipeline (1F1B): energy vs time, no straggler (top); "
+                     "saving and slowdown vs max with one")
+        save(fig, "13-pipeline")
+    '''),
+    md("""
+    **Figure 13-pipeline.** Top: energy per iteration of the whole job
+    against iteration time without a straggler, one panel per GPU model and
+    pipeline depth: `perseus`'s planned frontier (line; every plan of the
+    Phillips-Dessouky trade-off, from all instructions at their least-energy
+    clock on the right to the fastest iteration on the left) and each policy
+    as replayed (markers; `power-limit` is an oracle, an upper bound). Middle
+    and bottom: energy saving and slowdown against `max` on the same job as
+    rank 3 (the last stage at pp=4) straggles by 0-30 %; the dotted line is
+    `perseus`'s 1 % budget. `perseus` keeps the slowdown near its budget and
+    takes the slack of the stages that wait for the straggler (extrinsic
+    bloat) on top of the bubbles' (intrinsic). The numbers are in
+    `figures/13-pipeline.csv`.
+    """),
+])
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

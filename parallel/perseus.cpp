@@ -281,6 +281,9 @@ namespace {
 struct Profile {
   std::vector<std::int32_t> core_mhz;
   std::vector<double> time_ns, cost_j;  // cost: energy - idle power x time
+  // inner_kernel: per kernel, per profiled clock (same order as core_mhz)
+  std::vector<std::vector<double>> kernel_ns, kernel_cost;
+  KernelPlanCurve curve;
 };
 
 // Lower convex hull of (time, cost) over the points that save energy when
@@ -321,6 +324,76 @@ void hull(const std::vector<std::int64_t>& t, const std::vector<double>& c,
 
 }  // namespace
 
+KernelPlanCurve kernel_plan_curve(const std::vector<std::vector<double>>& time_ns,
+                                  const std::vector<std::vector<double>>& cost_j) {
+  KernelPlanCurve out;
+  struct Seg {
+    double dt, dc;
+    std::size_t kernel, vertex;
+  };
+  std::vector<Seg> segs;
+  double t = 0, c = 0;
+  for (std::size_t k = 0; k < time_ns.size(); ++k) {
+    // The kernel's lower convex hull, cost decreasing as time grows.
+    std::vector<std::size_t> idx(time_ns[k].size());
+    for (std::size_t q = 0; q < idx.size(); ++q) idx[q] = q;
+    std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
+      return time_ns[k][a] != time_ns[k][b] ? time_ns[k][a] < time_ns[k][b]
+                                            : cost_j[k][a] < cost_j[k][b];
+    });
+    std::vector<std::size_t> h;
+    for (const std::size_t q : idx) {
+      if (!h.empty() &&
+          (time_ns[k][q] <= time_ns[k][h.back()] || cost_j[k][q] >= cost_j[k][h.back()]))
+        continue;  // not faster-cheaper: dominated
+      while (h.size() >= 2) {
+        const std::size_t a = h[h.size() - 2], b = h.back();
+        const double cross = (time_ns[k][b] - time_ns[k][a]) * (cost_j[k][q] - cost_j[k][a]) -
+                             (cost_j[k][b] - cost_j[k][a]) * (time_ns[k][q] - time_ns[k][a]);
+        if (cross <= 0)
+          h.pop_back();
+        else
+          break;
+      }
+      h.push_back(q);
+    }
+    if (h.empty()) throw std::logic_error("kernel_plan_curve: a kernel without options");
+    t += time_ns[k][h.front()];
+    c += cost_j[k][h.front()];
+    for (std::size_t v = 1; v < h.size(); ++v)
+      segs.push_back(
+          {time_ns[k][h[v]] - time_ns[k][h[v - 1]], cost_j[k][h[v]] - cost_j[k][h[v - 1]], k, v});
+    out.hull_option.push_back(std::move(h));
+  }
+  // The steepest saving per unit of time first; a kernel's own segments
+  // get flatter along its hull, so they stay in order (ties: by vertex).
+  std::stable_sort(segs.begin(), segs.end(), [](const Seg& a, const Seg& b) {
+    const double sa = a.dc / a.dt, sb = b.dc / b.dt;
+    return sa != sb ? sa < sb : a.vertex < b.vertex;
+  });
+  out.time_ns.push_back(t);
+  out.cost_j.push_back(c);
+  for (const Seg& s : segs) {
+    t += s.dt;
+    c += s.dc;
+    out.time_ns.push_back(t);
+    out.cost_j.push_back(c);
+    out.segments.push_back({s.kernel, s.vertex});
+  }
+  return out;
+}
+
+std::vector<std::size_t> kernel_plan_at(const KernelPlanCurve& c, double duration_ns) {
+  std::vector<std::size_t> vertex(c.hull_option.size(), 0);
+  for (std::size_t j = 0; j < c.segments.size(); ++j) {
+    if (c.time_ns[j + 1] > duration_ns * (1 + 1e-12)) break;
+    vertex[c.segments[j].kernel] = c.segments[j].vertex;
+  }
+  std::vector<std::size_t> q(vertex.size());
+  for (std::size_t k = 0; k < vertex.size(); ++k) q[k] = c.hull_option[k][vertex[k]];
+  return q;
+}
+
 PerseusPlan plan_perseus(const ParallelInputs& in, const EngineConfig& cfg,
                          const PerseusOptions& opt) {
   const PipelineJob& job = *in.job;
@@ -353,6 +426,14 @@ PerseusPlan plan_perseus(const ParallelInputs& in, const EngineConfig& cfg,
         pr.core_mhz.push_back(*it);
         pr.time_ns.push_back(ip.time_ns);
         pr.cost_j.push_back(cost);
+        if (opt.inner_kernel) {
+          pr.kernel_ns.resize(ip.kernel_ns.size());
+          pr.kernel_cost.resize(ip.kernel_ns.size());
+          for (std::size_t q = 0; q < ip.kernel_ns.size(); ++q) {
+            pr.kernel_ns[q].push_back(ip.kernel_ns[q]);
+            pr.kernel_cost[q].push_back(ip.kernel_j[q] - idle_w * ip.kernel_ns[q] * 1e-9);
+          }
+        }
         // Equal energy (clocks above a power cap run capped alike) is not a rise.
         if (ip.energy_j < best * (1 - 1e-9)) {
           best = ip.energy_j;
@@ -362,6 +443,13 @@ PerseusPlan plan_perseus(const ParallelInputs& in, const EngineConfig& cfg,
         }
       }
     }
+  if (opt.inner_kernel)
+    for (Profile& pr : prof) pr.curve = kernel_plan_curve(pr.kernel_ns, pr.kernel_cost);
+  // At most this many vertices of a per-kernel curve go to the frontier (a
+  // subset of a convex curve's vertices is convex and each is a plan; every
+  // vertex of a curve of ~230 kernels x clocks would make the trade-off take
+  // a step per vertex).
+  constexpr std::size_t kCurveVertices = 48;
   const std::size_t per_replica = static_cast<std::size_t>(2 * S * M);
   // Solves one replica's pipeline (straggler scale on its straggling rank).
   struct Solved {
@@ -394,6 +482,19 @@ PerseusPlan plan_perseus(const ParallelInputs& in, const EngineConfig& cfg,
       const Profile& pr = prof_of(base + i);
       const double sc = scale_of(base + i);
       std::vector<double> c;
+      if (opt.inner_kernel) {
+        const std::size_t nv = pr.curve.time_ns.size();
+        const std::size_t keep = std::min(nv, kCurveVertices);
+        std::vector<std::int64_t> u;
+        for (std::size_t j = 0; j < keep; ++j) {
+          const std::size_t v = keep == 1 ? 0 : j * (nv - 1) / (keep - 1);
+          u.push_back(
+              std::max<std::int64_t>(1, std::llround(pr.curve.time_ns[v] * sc / sv.unit_ns)));
+          c.push_back(pr.curve.cost_j[v] * sc);
+        }
+        hull(u, c, p.times[i], p.costs[i]);
+        continue;
+      }
       for (std::size_t q = 0; q < pr.time_ns.size(); ++q) {
         sv.units[i].push_back(
             std::max<std::int64_t>(1, std::llround(pr.time_ns[q] * sc / sv.unit_ns)));
@@ -441,6 +542,23 @@ PerseusPlan plan_perseus(const ParallelInputs& in, const EngineConfig& cfg,
       const DagNode& nd = pg.g[base + i];
       const Profile& pr =
           prof[static_cast<std::size_t>(2 * nd.stage + (nd.kind == InstrKind::backward ? 1 : 0))];
+      const double sc = nd.rank == sp.straggler_rank ? 1.0 + sp.straggler_pct / 100.0 : 1.0;
+      if (opt.inner_kernel) {  // the per-kernel plan of the least cost that fits
+        const std::vector<std::size_t> q =
+            kernel_plan_at(pr.curve, static_cast<double>(dur[i]) * sv.unit_ns / sc);
+        auto& kc = plan.per_node_kernels[base + i];
+        double ns = 0;
+        for (std::size_t k = 0; k < q.size(); ++k) {
+          Clocks c;
+          c.core_mhz = pr.core_mhz[q[k]];
+          c.memory_mhz = mem;
+          kc.push_back(c);
+          ns += pr.kernel_ns[k][q[k]];
+        }
+        plan.per_node[base + i] = kc.empty() ? top : kc.front();
+        plan.node_ns[base + i] = ns * sc;
+        continue;
+      }
       std::size_t pick = 0;
       for (std::size_t q = 0; q < pr.core_mhz.size(); ++q)
         if (sv.units[i][q] <= dur[i] && pr.cost_j[q] < pr.cost_j[pick]) pick = q;
@@ -475,14 +593,15 @@ PerseusPlan plan_perseus(const ParallelInputs& in, const EngineConfig& cfg,
                                energy_of(main, main.steps[k])});
     plan.per_node.assign(num_vertices(pg.g), top);
     plan.node_ns.assign(num_vertices(pg.g), 0.0);
+    if (opt.inner_kernel) plan.per_node_kernels.assign(num_vertices(pg.g), {});
     for (int r = 0; r < sp.dp; ++r)
       assign(plan, separate_straggler && r == strag_replica ? strag : main, r);
     plan.notes.push_back(fmt::format(
-        "perseus: frontier of {} plans from {:.3f} to {:.3f} ms per iteration (unit {:.1f} us); "
+        "perseus{}: frontier of {} plans from {:.3f} to {:.3f} ms per iteration (unit {:.1f} us); "
         "chose plan {} at {:.3f} ms (planned), within {:.3g} % of the fastest",
-        main.steps.size(), seconds(main, main.steps.front().makespan) * 1e3, main_fast * 1e3,
-        main.unit_ns * 1e-3, plan.chosen, plan.chosen_s * 1e3,
-        100.0 * (plan.chosen_s / main_fast - 1.0)));
+        opt.inner_kernel ? " (per-kernel clocks inside each instruction)" : "", main.steps.size(),
+        seconds(main, main.steps.front().makespan) * 1e3, main_fast * 1e3, main.unit_ns * 1e-3,
+        plan.chosen, plan.chosen_s * 1e3, 100.0 * (plan.chosen_s / main_fast - 1.0)));
     return plan;
   };
   double budget = opt.max_slowdown;

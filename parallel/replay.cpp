@@ -99,6 +99,7 @@ class Gpu final : public TimelineContext<PipelineContext> {
     const DagNode& n = in_.graph->g[v];
     const StageWork& st = in_.job->stages[static_cast<std::size_t>(n.stage)];
     const double scale = scale_ * (n.kind == InstrKind::optimizer ? st.optimizer_scale : 1.0);
+    kpos_ = 0;
     for (const std::uint32_t k : kernels_of(st, n.kind)) {
       tl_.fire_due_events();
       policy_->on_kernel_start(*this, k);
@@ -107,6 +108,7 @@ class Gpu final : public TimelineContext<PipelineContext> {
       while (!tl_.advance(GpuTimeline::kNever, &done)) {
       }
       policy_->on_kernel_end(*this, k);
+      ++kpos_;
     }
     tl_.fire_due_events();
     *energy_j = tl_.energy_j() - e0;
@@ -131,6 +133,11 @@ class Gpu final : public TimelineContext<PipelineContext> {
   double planned_ns(std::uint32_t v) const override {
     return in_.planned_ns && v < in_.planned_ns->size() ? (*in_.planned_ns)[v] : 0.0;
   }
+  const Clocks* planned_kernel_clocks() const override {
+    if (!in_.planned_kernels || node_ >= in_.planned_kernels->size()) return nullptr;
+    const auto& k = (*in_.planned_kernels)[node_];
+    return kpos_ < k.size() ? &k[kpos_] : nullptr;
+  }
 
  private:
   const ParallelInputs& in_;
@@ -139,6 +146,7 @@ class Gpu final : public TimelineContext<PipelineContext> {
   double scale_ = 1.0;
   std::unique_ptr<Policy> policy_;
   std::uint32_t node_ = 0;
+  std::size_t kpos_ = 0;  // the kernel's position in the running instruction
 };
 
 void check_inputs(const ParallelInputs& in, const EngineConfig& cfg) {
@@ -229,13 +237,19 @@ InstructionProfile profile_instruction(const ParallelInputs& in, int stage, Inst
   tl.start(0);
   const double scale = kind == InstrKind::optimizer ? st.optimizer_scale : 1.0;
   FinishedKernel done;
+  InstructionProfile out;
   for (const std::uint32_t k : kernels_of(st, kind)) {
+    const double t0 = static_cast<double>(tl.now()), e0 = tl.energy_j();
     tl.fire_due_events();
     tl.begin_kernel((*in.costs)[k], scale, static_cast<std::int32_t>(k));
     while (!tl.advance(GpuTimeline::kNever, &done)) {
     }
+    out.kernel_ns.push_back(static_cast<double>(tl.now()) - t0);
+    out.kernel_j.push_back(tl.energy_j() - e0);
   }
-  return {static_cast<double>(tl.now()), tl.energy_j()};
+  out.time_ns = static_cast<double>(tl.now());
+  out.energy_j = tl.energy_j();
+  return out;
 }
 
 }  // namespace dvfsim

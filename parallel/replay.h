@@ -33,6 +33,10 @@ class PipelineContext : public PolicyContext {
   // The same for any node, and the duration the planner expects (0: none).
   virtual const Clocks* planned_clocks_of(std::uint32_t node) const = 0;
   virtual double planned_ns(std::uint32_t node) const = 0;
+  // The clock a planner chose for the kernel about to start, when it plans
+  // the kernels inside each instruction (perseus inner=kernel); nullptr when
+  // none.
+  virtual const Clocks* planned_kernel_clocks() const = 0;
 };
 
 struct ParallelInputs {
@@ -47,6 +51,9 @@ struct ParallelInputs {
   // Per DAG node, the clocks a planner chose (empty: no plan).
   const std::vector<Clocks>* planned = nullptr;
   const std::vector<double>* planned_ns = nullptr;  // the planner's expected durations
+  // Per DAG node, per kernel of its instruction (in order): clocks a
+  // per-kernel plan chose (a node's list empty, or no pointer: none).
+  const std::vector<std::vector<Clocks>>* planned_kernels = nullptr;
   std::string policy_name = "policy";
   bool oracle = false;
 };
@@ -87,6 +94,7 @@ ParallelRun replay_parallel(const ParallelInputs& in, const PolicyFactory& make_
 struct InstructionProfile {
   double time_ns = 0.0;
   double energy_j = 0.0;
+  std::vector<double> kernel_ns, kernel_j;  // each kernel's share, in order
 };
 InstructionProfile profile_instruction(const ParallelInputs& in, int stage, InstrKind kind,
                                        const Clocks& clocks, const EngineConfig& cfg);

@@ -27,7 +27,14 @@ class PerseusPolicy final : public Policy {
           "(docs/parallel.md)");
     apply(ctx);
   }
-  void on_kernel_start(PolicyContext& ctx, std::uint32_t) override { apply(ctx); }
+  void on_kernel_start(PolicyContext& ctx, std::uint32_t) override {
+    // inner=kernel: the kernel's own planned clock (switches assumed fast)
+    if (const Clocks* k = pipe_->planned_kernel_clocks()) {
+      request(ctx, *k);
+      return;
+    }
+    apply(ctx);
+  }
   // The next instruction's clock, requested one mean switch latency before
   // the current instruction is expected to end, so that it lands in time.
   void on_timer(PolicyContext& ctx) override {
@@ -78,7 +85,11 @@ const bool registered = register_policy({
     {{"max_slowdown", ParamSpec::Kind::defaulted, "0.01",
       "largest iteration slowdown allowed against the fastest plan (fraction)"},
      {"resolution", ParamSpec::Kind::defaulted, "500",
-      "time units the planner divides the shortest instruction into"}},
+      "time units the planner divides the shortest instruction into"},
+     {"inner", ParamSpec::Kind::defaulted, "none",
+      "none (one SM clock per instruction) or kernel (per-kernel clocks inside each instruction, "
+      "planned with it: the instruction's time-energy options are its per-kernel plans; follows "
+      "them only with fast clock switches)"}},
     [](const Params&) { return std::make_unique<PerseusPolicy>(); },
 });
 

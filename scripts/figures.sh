@@ -90,7 +90,8 @@ figures=$(cd "$figures" && pwd)
 experiments=(table2_3080ti per_kernel_clocks_3080ti switch_latency pareto_3080ti validation_h200
              kerneltuner_a100pcie40 kerneltuner_rtxa4000
              power_limit_a100-pcie power_limit_a100-sxm power_limit_h100-sxm power_limit_h200
-             seed_spread step_policies static_cloud_rtx3080ti static_cloud_a100-sxm static_cloud_h200)
+             seed_spread step_policies static_cloud_rtx3080ti static_cloud_a100-sxm static_cloud_h200
+             pipeline_gpt3xl)
 declare -A notebook=(
   [table2_3080ti]=01-table2
   [per_kernel_clocks_3080ti]=02-per-kernel-clocks
@@ -108,6 +109,7 @@ declare -A notebook=(
   [static_cloud_rtx3080ti]=11-pareto-front
   [static_cloud_a100-sxm]=11-pareto-front
   [static_cloud_h200]=11-pareto-front
+  [pipeline_gpt3xl]=13-pipeline
 )
 # experiments whose notebooks read timeline.csv (written only with --full-outputs)
 declare -A full_outputs=([step_policies]=1)

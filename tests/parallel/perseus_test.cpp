@@ -100,5 +100,26 @@ TEST(PhillipsDessouky, MatchesBruteForceOnRandomDags) {
   }
 }
 
+TEST(KernelPlanCurve, TakesTheSteepestSavingFirst) {
+  // Kernel A: 10 ms at 5 J or 20 ms at 2 J (saves 0.3 J per ms); kernel B:
+  // 10 ms at 4 J or 15 ms at 3 J (0.2 J per ms), and 12 ms at 3.9 J (above
+  // B's hull: never chosen). The instruction: 20 ms at 9 J, A slowed first
+  // 30 ms at 6 J, then B 35 ms at 5 J.
+  const std::vector<std::vector<double>> t = {{10e6, 20e6}, {10e6, 12e6, 15e6}};
+  const std::vector<std::vector<double>> c = {{5.0, 2.0}, {4.0, 3.9, 3.0}};
+  const KernelPlanCurve k = kernel_plan_curve(t, c);
+  ASSERT_EQ(k.time_ns.size(), 3u);
+  EXPECT_DOUBLE_EQ(k.time_ns[0], 20e6);
+  EXPECT_DOUBLE_EQ(k.cost_j[0], 9.0);
+  EXPECT_DOUBLE_EQ(k.time_ns[1], 30e6);
+  EXPECT_DOUBLE_EQ(k.cost_j[1], 6.0);
+  EXPECT_DOUBLE_EQ(k.time_ns[2], 35e6);
+  EXPECT_DOUBLE_EQ(k.cost_j[2], 5.0);
+  // 32 ms allotted: A slow (option 1), B fast (option 0): 30 ms, 6 J.
+  EXPECT_EQ(kernel_plan_at(k, 32e6), (std::vector<std::size_t>{1, 0}));
+  EXPECT_EQ(kernel_plan_at(k, 35e6), (std::vector<std::size_t>{1, 2}));
+  EXPECT_EQ(kernel_plan_at(k, 19e6), (std::vector<std::size_t>{0, 0}));  // none fits: fastest
+}
+
 }  // namespace
 }  // namespace dvfsim
