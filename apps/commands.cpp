@@ -73,6 +73,7 @@ void add_run(CLI::App& app, int& exit_code) {
     bool per_kernel = false;
     std::size_t rows = 40;
     std::string parallel;
+    std::string outputs = "all";
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("--trace", o->spec.trace_path,
@@ -92,6 +93,10 @@ void add_run(CLI::App& app, int& exit_code) {
       ->check(unsigned_in(0, UINT64_MAX))
       ->capture_default_str();
   cmd->add_option("--out", o->out, "Output directory")->required();
+  cmd->add_option("--outputs", o->outputs,
+                  "Files to write: all, or a list of summary,kernels,timeline,switches,trace,"
+                  "plan,manifest (summary.json is always written)")
+      ->capture_default_str();
   cmd->add_flag("--per-kernel", o->per_kernel,
                 "Print the chosen clocks per distinct kernel (name, class, phase)");
   cmd->add_option("--rows", o->rows, "Rows of the per-kernel table")
@@ -103,6 +108,9 @@ void add_run(CLI::App& app, int& exit_code) {
   add_trace_options(cmd, o->spec.trace_options);
   cmd->callback([o, &exit_code] {
     o->spec.settings = parse_settings(o->sets);
+    const OutputSelection outputs = OutputSelection::parse(o->outputs);
+    // The timeline is recorded only when a file shows it.
+    o->spec.record_timeline = outputs.needs_timeline();
     // The names first: a typo fails at once, not after the trace has loaded.
     find_policy(o->spec.policy);
     if (!o->spec.baseline.empty() && o->spec.baseline != "none") find_policy(o->spec.baseline);
@@ -124,13 +132,11 @@ void add_run(CLI::App& app, int& exit_code) {
     print_notes(std::cerr, *sim.workload);
     for (const SolveReport& r : sim.result.solver) std::cerr << "dvfsim: " << plan::line(r) << '\n';
     for (const std::string& n : sim.result.policy_notes) std::cerr << "dvfsim: " << n << '\n';
-    write_run_outputs(o->out, o->spec, sim);
+    write_run_outputs(o->out, o->spec, sim, outputs);
     print_run_summary(std::cout, o->spec, sim);
     if (o->per_kernel) print_kernel_choices(std::cout, sim, o->rows);
-    std::cout << fmt::format(
-        "  wrote {}/ (summary.json, kernels.csv, timeline.csv, "
-        "clock_switches.csv, trace.json, clock_plan.json, manifest.json) in {:.2f} s\n",
-        o->out, seconds_since(t0));
+    std::cout << fmt::format("  wrote {}/ ({}) in {:.2f} s\n", o->out, outputs.describe(),
+                             seconds_since(t0));
     exit_code = 0;
   });
 }

@@ -181,8 +181,9 @@ Experiment load_experiment(const std::string& path) {
   if (!root.IsMap())
     rd.fail("(top level)", "expected a map with traces, devices, policies, ...", root);
 
-  static const std::vector<std::string> known = {"name",     "description", "traces",   "devices",
-                                                 "policies", "set",         "baseline", "seed"};
+  static const std::vector<std::string> known = {"name",     "description", "traces",
+                                                 "devices",  "policies",    "set",
+                                                 "baseline", "seed",        "kernels_csv"};
   for (const auto& kv : root) {
     const std::string key = kv.first.Scalar();
     if (std::find(known.begin(), known.end(), key) == known.end()) {
@@ -211,6 +212,15 @@ Experiment load_experiment(const std::string& path) {
     } catch (const InputError& err) {
       rd.fail("baseline", err.what(), root["baseline"]);
     }
+  }
+  if (root["kernels_csv"]) {
+    const std::string v = rd.scalar(root["kernels_csv"], "kernels_csv");
+    if (v == "true")
+      e.kernels_csv = true;
+    else if (v == "false")
+      e.kernels_csv = false;
+    else
+      rd.fail("kernels_csv", fmt::format("'{}' is not true or false", v), root["kernels_csv"]);
   }
   if (root["seed"]) {
     const YAML::Node n = root["seed"];

@@ -32,6 +32,10 @@ struct Experiment {
   std::vector<std::pair<std::string, std::vector<std::string>>> set;  // swept, in file order
   std::string baseline = "native";
   std::vector<std::uint64_t> seeds = {1};  // `seed:` a value or a list (a sweep axis)
+  // `kernels_csv: true`: every run writes its kernels.csv (one row per
+  // activity); without it a run writes summary.json, clock_switches.csv and
+  // manifest.json only (`--full-outputs` writes every file).
+  bool kernels_csv = false;
 };
 
 // Parses and checks an experiment file; InputError naming file, line and field.

@@ -1,9 +1,12 @@
 #include "apps/files.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -41,6 +44,62 @@ std::string file_fingerprint(const std::string& path) {
     h.bytes(std::string_view(buf, static_cast<std::size_t>(in.gcount())));
   }
   return fmt::format("fnv1a64:{:016x}", h.value());
+}
+
+FileSink::FileSink(std::string path)
+    : path_(std::move(path)),
+      temp_(fmt::format("{}.tmp.{}", path_, static_cast<long>(::getpid()))) {
+  fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0)
+    throw InputError(
+        fmt::format("{}: cannot create a temporary file: {}", temp_, std::strerror(errno)));
+}
+
+FileSink::~FileSink() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!committed_) ::unlink(temp_.c_str());
+}
+
+void FileSink::drain(fmt::memory_buffer& buf) {
+  std::size_t written = 0;
+  while (written < buf.size()) {
+    const ssize_t n = ::write(fd_, buf.data() + written, buf.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw InputError(fmt::format("{}: cannot write: {}", temp_, std::strerror(errno)));
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  buf.clear();
+}
+
+void FileSink::close() {
+  if (fd_ < 0) return;
+  drain(buf_);
+  buf_ = fmt::memory_buffer();  // give the chunk back
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0)
+    throw InputError(fmt::format("{}: cannot write: {}", temp_, std::strerror(errno)));
+}
+
+void FileSink::commit() {
+  close();
+  if (std::rename(temp_.c_str(), path_.c_str()) != 0)
+    throw InputError(fmt::format("{}: cannot move the finished file into place: {}", path_,
+                                 std::strerror(errno)));
+  committed_ = true;
+}
+
+void sync_file_system(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) throw InputError(fmt::format("{}: cannot open: {}", dir, std::strerror(errno)));
+  const int rc = ::syncfs(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0)
+    throw InputError(
+        fmt::format("{}: cannot write the outputs to disk: {}", dir, std::strerror(err)));
 }
 
 }  // namespace dvfsim

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <ostream>
 #include <tuple>
@@ -17,6 +18,7 @@
 #include "apps/parallel_run.h"
 #include "apps/settings.h"
 #include "hw/plan.h"
+#include "sim/error.h"
 #include "sim/graph.h"
 #include "sim/json.h"
 
@@ -192,57 +194,88 @@ std::string summary_json(const RunSpec& spec, const Simulation& sim) {
   return j.str() + "\n";
 }
 
-std::string kernels_csv(const Simulation& sim) {
+namespace {
+
+// Each interned name quoted once (CSV or JSON), not once per kernel.
+std::vector<std::string> quoted_names(const Workload& w, std::string (*quote)(std::string_view)) {
+  std::vector<std::string> out;
+  out.reserve(w.names.size());
+  for (const std::string& n : w.names) out.push_back(quote(n));
+  return out;
+}
+
+}  // namespace
+
+void write_kernels_csv(OutputSink& out, const Simulation& sim) {
   const Workload& w = *sim.workload;
   const RunResult& r = sim.result;
-  std::string out =
+  const std::vector<std::string> names = quoted_names(w, &csv_field);
+  out.write(
       "kernel_index,iteration,name,operator,correlation_id,class,phase,stream,traced_start_ns,"
       "start_ns,duration_ns,flops,dram_bytes,work_source,requested_core_mhz,requested_memory_mhz,"
-      "core_mhz,memory_mhz,power_w,energy_j,baseline_duration_ns,baseline_energy_j\n";
-  out.reserve(w.kernels.size() * 260);
+      "core_mhz,memory_mhz,power_w,energy_j,baseline_duration_ns,baseline_energy_j\n");
   for (std::size_t i = 0; i < w.kernels.size(); ++i) {
     const Kernel& k = w.kernels[i];
     const KernelResult& kr = r.kernels[i];
     const double p =
         kr.duration_ns > 0 ? kr.energy_j / (static_cast<double>(kr.duration_ns) * 1e-9) : 0.0;
-    out += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.1f},{:.1f},{:.3f},{:.9g},", i,
-        k.iteration, csv_field(w.name(k)), csv_field(w.op(k)),
-        k.correlation >= 0 ? fmt::format("{}", k.correlation) : "", to_string(k.cls),
-        to_string(k.phase), k.stream, k.traced_start_ns, kr.start_ns, kr.duration_ns, k.work.flops,
-        k.work.dram_bytes, to_string(k.work.source), kr.requested_core_mhz, kr.requested_memory_mhz,
-        kr.core_mhz, kr.memory_mhz, p, kr.energy_j);
+    fmt::format_to(out.it(), "{},{},{},{},", i, k.iteration, names[k.name_id], names[k.op_id]);
+    if (k.correlation >= 0) fmt::format_to(out.it(), "{}", k.correlation);
+    fmt::format_to(out.it(), ",{},{},{},{},{},{},{},{},{},{},{},{:.1f},{:.1f},{:.3f},{:.9g},",
+                   to_string(k.cls), to_string(k.phase), k.stream, k.traced_start_ns, kr.start_ns,
+                   kr.duration_ns, k.work.flops, k.work.dram_bytes, to_string(k.work.source),
+                   kr.requested_core_mhz, kr.requested_memory_mhz, kr.core_mhz, kr.memory_mhz, p,
+                   kr.energy_j);
     if (sim.has_baseline)
-      out += fmt::format("{},{:.9g}\n", sim.baseline.kernels[i].duration_ns,
-                         sim.baseline.kernels[i].energy_j);
+      fmt::format_to(out.it(), "{},{:.9g}\n", sim.baseline.kernels[i].duration_ns,
+                     sim.baseline.kernels[i].energy_j);
     else
-      out += ",\n";
+      out.write(",\n");
+    out.row_done();
   }
-  return out;
+}
+
+std::string kernels_csv(const Simulation& sim) {
+  StringSink s;
+  write_kernels_csv(s, sim);
+  return s.str();
+}
+
+void write_timeline_csv(OutputSink& out, const Simulation& sim) {
+  // kernel_index: the key of kernels.csv (empty for idle and stall segments).
+  out.write("start_ns,duration_ns,core_mhz,memory_mhz,power_w,state,kernel_index\n");
+  for (const Segment& s : sim.result.segments) {
+    const char* state = s.kernel >= 0 ? "kernel" : (s.kernel == Segment::kStall ? "stall" : "idle");
+    fmt::format_to(out.it(), "{},{},{},{},{:.3f},{},", s.start_ns, s.duration_ns, s.core_mhz,
+                   s.memory_mhz, s.power_w, state);
+    if (s.kernel >= 0) fmt::format_to(out.it(), "{}", s.kernel);
+    out.put('\n');
+    out.row_done();
+  }
 }
 
 std::string timeline_csv(const Simulation& sim) {
-  // kernel_index: the key of kernels.csv (empty for idle and stall segments).
-  std::string out = "start_ns,duration_ns,core_mhz,memory_mhz,power_w,state,kernel_index\n";
-  for (const Segment& s : sim.result.segments) {
-    const char* state = s.kernel >= 0 ? "kernel" : (s.kernel == Segment::kStall ? "stall" : "idle");
-    out += fmt::format("{},{},{},{},{:.3f},{},{}\n", s.start_ns, s.duration_ns, s.core_mhz,
-                       s.memory_mhz, s.power_w, state,
-                       s.kernel >= 0 ? fmt::format("{}", s.kernel) : "");
-  }
-  return out;
+  StringSink s;
+  write_timeline_csv(s, sim);
+  return s.str();
 }
 
-std::string clock_switches_csv(const Simulation& sim) {
+void write_clock_switches_csv(OutputSink& out, const Simulation& sim) {
   // The core and memory rows are the switches summary.json counts
   // (clock_switches); power_cap rows are the firmware's cap moving, which no
   // policy asked for (docs/design.md, "Command line").
-  std::string out = "domain,request_ns,land_ns,latency_ns,from_mhz,to_mhz,stall_ns\n";
+  out.write("domain,request_ns,land_ns,latency_ns,from_mhz,to_mhz,stall_ns\n");
   for (const SwitchRecord& s : sim.result.switches) {
-    out += fmt::format("{},{},{},{},{},{},{}\n", domain_name(s.domain), s.request_ns, s.land_ns,
-                       s.land_ns - s.request_ns, s.from_mhz, s.to_mhz, s.stall_ns);
+    fmt::format_to(out.it(), "{},{},{},{},{},{},{}\n", domain_name(s.domain), s.request_ns,
+                   s.land_ns, s.land_ns - s.request_ns, s.from_mhz, s.to_mhz, s.stall_ns);
+    out.row_done();
   }
-  return out;
+}
+
+std::string clock_switches_csv(const Simulation& sim) {
+  StringSink s;
+  write_clock_switches_csv(s, sim);
+  return s.str();
 }
 
 namespace {
@@ -255,41 +288,42 @@ std::string us_text(std::int64_t ns) {
   return fmt::format("{}{}.{:03}", ns < 0 ? "-" : "", a / 1000, a % 1000);
 }
 
-// Chrome trace-event JSON, one event per line.
+// Chrome trace-event JSON, one event per line, streamed into a sink.
 class TraceEvents {
  public:
-  TraceEvents() { out_ = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"; }
-  // `body`: the members of one event object, without braces.
-  void add(const std::string& body) {
-    if (!first_) out_ += ",\n";
-    first_ = false;
-    out_ += '{';
-    out_ += body;
-    out_ += '}';
+  explicit TraceEvents(OutputSink& out) : out_(out) {
+    out_.write("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
   }
+  // One event object: `body` formatted with `args` between its braces.
+  template <class... A>
+  void addf(fmt::format_string<A...> body, A&&... args) {
+    if (!first_) out_.write(",\n");
+    first_ = false;
+    out_.put('{');
+    fmt::format_to(out_.it(), body, std::forward<A>(args)...);
+    out_.put('}');
+    out_.row_done();
+  }
+  void add(const std::string& body) { addf("{}", body); }
   void name_process(int pid, const std::string& name, int sort) {
-    add(fmt::format(R"("ph":"M","name":"process_name","pid":{},"args":{{"name":{}}})", pid,
-                    json_quote(name)));
-    add(fmt::format(R"("ph":"M","name":"process_sort_index","pid":{},"args":{{"sort_index":{}}})",
-                    pid, sort));
+    addf(R"("ph":"M","name":"process_name","pid":{},"args":{{"name":{}}})", pid, json_quote(name));
+    addf(R"("ph":"M","name":"process_sort_index","pid":{},"args":{{"sort_index":{}}})", pid, sort);
   }
   void name_thread(int pid, std::int64_t tid, const std::string& name, std::int64_t sort) {
-    add(fmt::format(R"("ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}})", pid,
-                    tid, json_quote(name)));
-    add(fmt::format(
-        R"("ph":"M","name":"thread_sort_index","pid":{},"tid":{},"args":{{"sort_index":{}}})", pid,
-        tid, sort));
+    addf(R"("ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}})", pid, tid,
+         json_quote(name));
+    addf(R"("ph":"M","name":"thread_sort_index","pid":{},"tid":{},"args":{{"sort_index":{}}})", pid,
+         tid, sort);
   }
   void slice(int pid, std::int64_t tid, const std::string& name, std::string_view cat,
              std::int64_t start_ns, std::int64_t dur_ns, const std::string& args) {
-    add(fmt::format(
-        R"("ph":"X","name":{},"cat":"{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{{}}})",
-        json_quote(name), cat, pid, tid, us_text(start_ns), us_text(dur_ns), args));
+    addf(R"("ph":"X","name":{},"cat":"{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{{}}})",
+         json_quote(name), cat, pid, tid, us_text(start_ns), us_text(dur_ns), args);
   }
-  std::string finish() { return out_ + "\n]}\n"; }
+  void finish() { out_.write("\n]}\n"); }
 
  private:
-  std::string out_;
+  OutputSink& out_;
   bool first_ = true;
 };
 
@@ -356,25 +390,34 @@ void trace_run(TraceEvents& ev, int pid, const std::string& process, const Workl
     prev_end = std::max(prev_end, t1);
     i = j;
   }
+  const std::vector<std::string> names = quoted_names(w, &json_quote);
   for (std::size_t i = 0; i < w.kernels.size(); ++i) {
     const Kernel& k = w.kernels[i];
     const KernelResult& kr = r.kernels[i];
     const double p =
         kr.duration_ns > 0 ? kr.energy_j / (static_cast<double>(kr.duration_ns) * 1e-9) : 0.0;
-    ev.slice(pid, k.stream, std::string(w.name(k)), to_string(k.cls), kr.start_ns, kr.duration_ns,
-             fmt::format(R"("kernel_index":{},"operator":{},"correlation_id":{},"phase":"{}",)"
-                         R"("iteration":{},"traced_start_ns":{},"requested_core_mhz":{},)"
-                         R"("requested_memory_mhz":{},"core_mhz":{},"memory_mhz":{},)"
-                         R"("power_w":{},"energy_j":{})",
-                         i, json_quote(w.names[k.op_id]),
-                         k.correlation >= 0 ? fmt::format("{}", k.correlation) : "null",
-                         to_string(k.phase), k.iteration, k.traced_start_ns, kr.requested_core_mhz,
-                         kr.requested_memory_mhz, kr.core_mhz, kr.memory_mhz, p, kr.energy_j));
+    // A kernel without a correlation id has null (written as a string view
+    // of the literal, the id otherwise).
+    char corr[24];
+    std::string_view corr_text = "null";
+    if (k.correlation >= 0) {
+      const auto end = fmt::format_to_n(corr, sizeof corr, "{}", k.correlation).out;
+      corr_text = std::string_view(corr, static_cast<std::size_t>(end - corr));
+    }
+    ev.addf(R"("ph":"X","name":{},"cat":"{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{)"
+            R"("kernel_index":{},"operator":{},"correlation_id":{},"phase":"{}",)"
+            R"("iteration":{},"traced_start_ns":{},"requested_core_mhz":{},)"
+            R"("requested_memory_mhz":{},"core_mhz":{},"memory_mhz":{},)"
+            R"("power_w":{},"energy_j":{}}})",
+            names[k.name_id], to_string(k.cls), pid, k.stream, us_text(kr.start_ns),
+            us_text(kr.duration_ns), i, names[k.op_id], corr_text, to_string(k.phase), k.iteration,
+            k.traced_start_ns, kr.requested_core_mhz, kr.requested_memory_mhz, kr.core_mhz,
+            kr.memory_mhz, p, kr.energy_j);
   }
   // Counter tracks, one sample where a value changes.
   auto counter = [&](const char* name, const char* unit, auto value, std::int64_t start_ns) {
-    ev.add(fmt::format(R"("ph":"C","name":"{}","pid":{},"ts":{},"args":{{"{}":{}}})", name, pid,
-                       us_text(start_ns), unit, value));
+    ev.addf(R"("ph":"C","name":"{}","pid":{},"ts":{},"args":{{"{}":{}}})", name, pid,
+            us_text(start_ns), unit, value);
   };
   double last_p = -1;
   std::int32_t last_c = -1, last_m = -1;
@@ -407,8 +450,8 @@ void trace_run(TraceEvents& ev, int pid, const std::string& process, const Workl
 
 }  // namespace
 
-std::string perfetto_trace_json(const Simulation& sim) {
-  TraceEvents ev;
+void write_perfetto_trace_json(OutputSink& out, const Simulation& sim) {
+  TraceEvents ev(out);
   const Device& d = sim.target->device;
   const std::string gpu = d.display_name.empty() ? d.name : d.display_name;
   trace_run(ev, 1,
@@ -417,7 +460,13 @@ std::string perfetto_trace_json(const Simulation& sim) {
   if (sim.has_baseline)
     trace_run(ev, 2, fmt::format("{} ({}, baseline)", gpu, sim.baseline.policy), *sim.workload,
               sim.baseline);
-  return ev.finish();
+  ev.finish();
+}
+
+std::string perfetto_trace_json(const Simulation& sim) {
+  StringSink s;
+  write_perfetto_trace_json(s, sim);
+  return s.str();
 }
 
 std::string manifest_json(const RunSpec& spec, const Simulation& sim) {
@@ -506,20 +555,121 @@ std::string clock_plan_json(const RunSpec& spec, const Simulation& sim) {
   return hw::format_clock_plan(plan);
 }
 
-void write_run_outputs(const std::string& dir, const RunSpec& spec, const Simulation& sim) {
+namespace {
+
+struct OutputFile {
+  OutputSelection::File file;
+  const char* key;   // in --outputs
+  const char* name;  // in the directory
+};
+// In writing order; summary.json comes last.
+constexpr OutputFile kOutputFiles[] = {
+    {OutputSelection::kernels, "kernels", "kernels.csv"},
+    {OutputSelection::timeline, "timeline", "timeline.csv"},
+    {OutputSelection::switches, "switches", "clock_switches.csv"},
+    {OutputSelection::trace, "trace", "trace.json"},
+    {OutputSelection::manifest, "manifest", "manifest.json"},
+    {OutputSelection::plan, "plan", "clock_plan.json"},
+    {OutputSelection::summary, "summary", "summary.json"},
+};
+
+}  // namespace
+
+OutputSelection OutputSelection::parse(std::string_view list, std::string_view option) {
+  std::uint32_t mask = summary;
+  std::size_t at = 0;
+  while (at <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', at), list.size());
+    std::string_view item = list.substr(at, comma - at);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    at = comma + 1;
+    if (item.empty()) continue;
+    if (item == "all") {
+      mask = all().mask_;
+      continue;
+    }
+    bool known = false;
+    for (const OutputFile& f : kOutputFiles) {
+      const std::string_view name = f.name;
+      const std::string_view stem = name.substr(0, name.find('.'));
+      if (item == f.key || item == name || item == stem) {
+        mask |= f.file;
+        known = true;
+      }
+    }
+    if (!known) {
+      std::string keys;
+      for (const OutputFile& f : kOutputFiles)
+        keys += fmt::format("{}{}", keys.empty() ? "" : ",", f.key);
+      throw InputError(fmt::format("{} '{}': unknown output '{}' (one or more of {}, or all)",
+                                   option, list, item, keys));
+    }
+  }
+  return OutputSelection(mask);
+}
+
+std::string OutputSelection::describe() const {
+  std::string out;
+  for (const OutputFile& f : kOutputFiles)
+    if (has(f.file)) out += fmt::format("{}{}", out.empty() ? "" : ", ", f.name);
+  return out;
+}
+
+void write_summary_json(OutputSink& out, const RunSpec& spec, const Simulation& sim) {
+  out.write(summary_json(spec, sim));
+}
+
+void write_run_outputs(const std::string& dir, const RunSpec& spec, const Simulation& sim,
+                       OutputSelection selection) {
   make_output_dir(dir);
   // The old summary.json goes first and the new one comes last: a run killed
   // while it replaces another leaves no summary beside a mix of files.
   prepare_run_directory(dir);
   const std::filesystem::path d(dir);
-  write_file_atomic((d / "kernels.csv").string(), kernels_csv(sim));
-  write_file_atomic((d / "timeline.csv").string(), timeline_csv(sim));
-  write_file_atomic((d / "clock_switches.csv").string(), clock_switches_csv(sim));
-  write_file_atomic((d / "trace.json").string(), perfetto_trace_json(sim));
-  write_file_atomic((d / "manifest.json").string(), manifest_json(spec, sim));
-  write_file_atomic((d / "clock_plan.json").string(), clock_plan_json(spec, sim));
-  // Last, so that its presence means the run is complete (sweep resumes on it).
-  write_file_atomic((d / "summary.json").string(), summary_json(spec, sim));
+  // A file of the previous run that this run does not write would sit beside
+  // the new summary: removed too.
+  for (const OutputFile& f : kOutputFiles) {
+    if (selection.has(f.file)) continue;
+    std::error_code ec;
+    std::filesystem::remove(d / f.name, ec);
+    if (ec)
+      throw InputError(fmt::format("{}: cannot remove the previous run's file: {}",
+                                   (d / f.name).string(), ec.message()));
+  }
+  std::vector<std::unique_ptr<FileSink>> files;
+  for (const OutputFile& f : kOutputFiles) {
+    if (!selection.has(f.file)) continue;
+    auto& out = *files.emplace_back(std::make_unique<FileSink>((d / f.name).string()));
+    switch (f.file) {
+      case OutputSelection::kernels:
+        write_kernels_csv(out, sim);
+        break;
+      case OutputSelection::timeline:
+        write_timeline_csv(out, sim);
+        break;
+      case OutputSelection::switches:
+        write_clock_switches_csv(out, sim);
+        break;
+      case OutputSelection::trace:
+        write_perfetto_trace_json(out, sim);
+        break;
+      case OutputSelection::manifest:
+        out.write(manifest_json(spec, sim));
+        break;
+      case OutputSelection::plan:
+        out.write(clock_plan_json(spec, sim));
+        break;
+      case OutputSelection::summary:
+        write_summary_json(out, spec, sim);
+        break;
+    }
+    out.close();
+  }
+  // One sync for all of them, then the renames; summary.json, last in the
+  // list, marks the run complete (sweep resumes on it).
+  sync_file_system(dir);
+  for (auto& f : files) f->commit();
 }
 
 void print_run_summary(std::ostream& out, const RunSpec& spec, const Simulation& sim) {

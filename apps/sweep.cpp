@@ -26,6 +26,7 @@
 #include "apps/shard.h"
 #include "sim/error.h"
 #include "sim/json.h"
+#include "traces/trace.h"
 
 #ifndef DVFSIM_VERSION
 #define DVFSIM_VERSION "0.0.0"
@@ -294,15 +295,13 @@ int run_sweep(const std::string& experiment_path, const SweepOptions& opts) {
         }
         const Simulation sim = simulate(spec);
         const std::string summary = summary_json(spec, sim);
-        if (opts.full_outputs) {
-          write_run_outputs(dir.string(), spec, sim);
-        } else {
-          write_file_atomic((dir / "kernels.csv").string(), kernels_csv(sim));
-          write_file_atomic((dir / "clock_switches.csv").string(), clock_switches_csv(sim));
-          write_file_atomic((dir / "manifest.json").string(), manifest_json(spec, sim));
-          write_file_atomic((dir / "summary.json").string(),
-                            summary);  // last: marks the run complete
-        }
+        // Per-run kernels.csv only when the experiment asks (kernels_csv: true).
+        OutputSelection files =
+            opts.full_outputs
+                ? OutputSelection::all()
+                : OutputSelection(OutputSelection::switches | OutputSelection::manifest);
+        if (e.kernels_csv) files = files.with(OutputSelection::kernels);
+        write_run_outputs(dir.string(), spec, sim, files);  // summary.json last
         rows[i] = summary_row(summary);
       } catch (const std::exception& err) {
         rows[i] = failed_row(p, err.what());

@@ -152,7 +152,9 @@ TEST(Sweep, TinyProductWritesResultsAndResumes) {
     EXPECT_GT(std::stod(r.at("energy_j")), 0.0);
     EXPECT_TRUE(std::filesystem::exists(dir + "/out/" + r.at("run_dir") + "/summary.json"))
         << r.at("run_dir");
-    EXPECT_TRUE(std::filesystem::exists(dir + "/out/" + r.at("run_dir") + "/kernels.csv"));
+    // Per-run kernels.csv only with `kernels_csv: true` (the next test).
+    EXPECT_FALSE(std::filesystem::exists(dir + "/out/" + r.at("run_dir") + "/kernels.csv"));
+    EXPECT_TRUE(std::filesystem::exists(dir + "/out/" + r.at("run_dir") + "/clock_switches.csv"));
     ++per_policy[r.at("policy")];
   }
   EXPECT_EQ(per_policy["max"], 2);
@@ -181,6 +183,24 @@ TEST(Sweep, TinyProductWritesResultsAndResumes) {
   const Exec third = dvfsim("sweep " + dir + "/tiny.yaml --out " + dir + "/out --jobs 2");
   ASSERT_EQ(third.exit_code, 0) << third.output;
   EXPECT_NE(third.output.find("4 ran, 0 skipped"), std::string::npos) << third.output;
+}
+
+TEST(Sweep, KernelsCsvKeyWritesEachRunsKernels) {
+  const std::string dir = scratch("kernels-csv");
+  spit(dir + "/k.yaml", tiny_experiment() + "kernels_csv: true\n");
+  const Exec r = dvfsim("sweep " + dir + "/k.yaml --out " + dir + "/out --jobs 2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const Csv csv = parse_csv(slurp(dir + "/out/results.csv"));
+  ASSERT_EQ(csv.rows.size(), 4u);
+  for (const auto& row : csv.rows) {
+    const std::string kernels = slurp(dir + "/out/" + row.at("run_dir") + "/kernels.csv");
+    // One header line and one row per activity of the shipped trace (3,718).
+    EXPECT_EQ(std::count(kernels.begin(), kernels.end(), '\n'), 3719) << row.at("run_dir");
+  }
+  spit(dir + "/bad.yaml", tiny_experiment() + "kernels_csv: sometimes\n");
+  const Exec bad = dvfsim("sweep " + dir + "/bad.yaml --out " + dir + "/out2");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.output.find("kernels_csv"), std::string::npos) << bad.output;
 }
 
 TEST(Sweep, ParameterThatAPolicyDoesNotDeclareIsSkippedForIt) {
