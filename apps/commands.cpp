@@ -54,6 +54,15 @@ void add_trace_options(CLI::App* cmd, TraceOptions& t) {
   cmd->add_option("--capture-device", t.capture_device,
                   "GPU the trace was captured on: device name or YAML path (default: the "
                   "device file whose nvml_names lists the trace's GPU)");
+  // The parsed-trace cache (docs/trace-format.md, "Parsed-trace cache").
+  t.cache_dir = default_trace_cache_dir();
+  auto* dir = cmd->add_option("--cache-dir", t.cache_dir,
+                              "Parsed-trace cache directory (default: $DVFSIM_CACHE_DIR, else "
+                              "$XDG_CACHE_HOME/dvfsim/traces or ~/.cache/dvfsim/traces)");
+  cmd->add_flag_callback(
+         "--no-cache", [&t] { t.cache_dir.clear(); },
+         "Neither read nor write the parsed-trace cache (also: DVFSIM_CACHE_DIR=off)")
+      ->excludes(dir);
 }
 
 void print_notes(std::ostream& out, const Workload& w) {

@@ -16,7 +16,8 @@ namespace {
 constexpr std::string_view kKernelColumns =
     "# name_id op_id stream device grid_x grid_y grid_z block_x block_y block_z "
     "registers_per_thread shared_memory_bytes host_launch_ns traced_start_ns class phase "
-    "iteration layer duration_ns flops dram_bytes work_source instructions instructions_source";
+    "iteration layer duration_ns flops dram_bytes work_source instructions instructions_source "
+    "correlation";
 
 std::string escape(std::string_view s) {
   std::string out;
@@ -185,6 +186,15 @@ std::string format_native(const Workload& w) {
   fmt::format_to(out, "clocks_source={}\n", escape(w.capture.clocks_source));
   fmt::format_to(out, "instructions_source={}\n", escape(w.capture.instructions_source));
   fmt::format_to(out, "iterations={}\n", w.iterations);
+  if (!w.iteration_rule.empty())
+    fmt::format_to(out, "iteration_rule={}\n", escape(w.iteration_rule));
+  if (!w.steady_iterations.empty()) {
+    fmt::format_to(out, "steady_iterations=");
+    for (std::size_t i = 0; i < w.steady_iterations.size(); ++i)
+      fmt::format_to(out, "{}{}", i ? "," : "", w.steady_iterations[i]);
+    fmt::format_to(out, "\n");
+  }
+  for (const std::string& n : w.notes) fmt::format_to(out, "note={}\n", escape(n));
   fmt::format_to(out, "@names {}\n", w.names.size());
   for (std::size_t i = 0; i < w.names.size(); ++i)
     fmt::format_to(out, "{}\t{}\n", i, escape(w.names[i]));
@@ -195,10 +205,10 @@ std::string format_native(const Workload& w) {
                    k.op_id, k.stream, k.device, l.grid[0], l.grid[1], l.grid[2], l.block[0],
                    l.block[1], l.block[2], l.registers_per_thread, l.shared_memory_bytes,
                    k.host_launch_ns, k.traced_start_ns);
-    fmt::format_to(out, "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n", to_string(k.cls),
+    fmt::format_to(out, "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n", to_string(k.cls),
                    to_string(k.phase), k.iteration, k.layer, k.work.duration_ns, k.work.flops,
                    k.work.dram_bytes, to_string(k.work.source), k.work.instructions,
-                   to_string(k.work.instructions_source));
+                   to_string(k.work.instructions_source), k.correlation);
   }
   fmt::format_to(out, "@syncs {}\n# kind host_begin_ns traced_end_ns waits_until_kernel stream\n",
                  w.syncs.size());
@@ -219,9 +229,12 @@ void write_native(const Workload& w, const std::string& path) {
 }
 
 Workload parse_native(std::string_view text, const std::string& path) {
-  if (text.substr(0, kNativeHeader.size()) != kNativeHeader ||
-      (text.size() > kNativeHeader.size() && text[kNativeHeader.size()] != '\n' &&
-       text[kNativeHeader.size()] != '\r')) {
+  auto has_header = [&](std::string_view h) {
+    return text.substr(0, h.size()) == h &&
+           (text.size() == h.size() || text[h.size()] == '\n' || text[h.size()] == '\r');
+  };
+  const bool v2 = has_header(kNativeHeaderV2);
+  if (!v2 && !has_header(kNativeHeader)) {
     if (text.substr(0, 17) == "# dvfsim-trace v1")
       throw InputError(fmt::format(
           "{}:1: native trace format v1 has no instruction counts; convert the original trace "
@@ -257,10 +270,29 @@ Workload parse_native(std::string_view text, const std::string& path) {
     else if (key == "iterations") {
       w.iterations = lines.integer<std::int32_t>(value, key);
       have_iterations = true;
+    } else if (key == "iteration_rule") {
+      w.iteration_rule = lines.unescape(value);
+    } else if (key == "steady_iterations") {
+      w.steady_iterations.clear();
+      std::size_t at = 0;
+      while (at <= value.size()) {
+        const std::size_t comma = std::min(value.find(',', at), value.size());
+        w.steady_iterations.push_back(
+            lines.integer<std::int32_t>(value.substr(at, comma - at), key));
+        at = comma + 1;
+      }
+    } else if (key == "note") {
+      w.notes.push_back(lines.unescape(value));
     }  // other keys: informational, ignored
   }
   if (!have_iterations) lines.fail("missing metadata key 'iterations'");
   if (w.iterations < 1) lines.fail("metadata key 'iterations' must be >= 1");
+  for (std::size_t i = 0; i < w.steady_iterations.size(); ++i)
+    if (w.steady_iterations[i] < 0 || w.steady_iterations[i] >= w.iterations ||
+        (i > 0 && w.steady_iterations[i] <= w.steady_iterations[i - 1]))
+      lines.fail(
+          fmt::format("metadata key 'steady_iterations': expected ascending iterations in 0..{}",
+                      w.iterations - 1));
 
   // "@names N" is the line we stopped at.
   const std::string_view names_prefix = "@names ";
@@ -284,7 +316,7 @@ Workload parse_native(std::string_view text, const std::string& path) {
   const std::size_t n_kernels = lines.section("kernels");
   w.kernels.resize(n_kernels);
   for (Kernel& k : w.kernels) {
-    split_tabs(lines, lines.expect(), f, 24, "kernels");
+    split_tabs(lines, lines.expect(), f, v2 ? 24 : 25, "kernels");
     k.name_id = lines.integer<std::uint32_t>(f[0], "name_id");
     k.op_id = lines.integer<std::uint32_t>(f[1], "op_id");
     k.stream = lines.integer<std::int32_t>(f[2], "stream");
@@ -319,6 +351,10 @@ Workload parse_native(std::string_view text, const std::string& path) {
     const auto is = parse_instruction_source(f[23]);
     if (!is) lines.fail(fmt::format("field 'instructions_source': unknown value '{}'", f[23]));
     k.work.instructions_source = *is;
+    if (!v2) {
+      k.correlation = lines.integer<std::int64_t>(f[24], "correlation");
+      if (k.correlation < -1) lines.fail("field 'correlation': must be >= -1");
+    }
   }
 
   w.syncs.resize(lines.section("syncs"));

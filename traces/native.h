@@ -8,8 +8,11 @@
 
 namespace dvfsim {
 
-// First line of every native trace.
-inline constexpr std::string_view kNativeHeader = "# dvfsim-trace v2";
+// First line of every native trace the writer produces. Version 3 adds the
+// Kineto correlation id per kernel and the reading's iteration rule,
+// steady-state iterations and notes; version 2 files are still read.
+inline constexpr std::string_view kNativeHeader = "# dvfsim-trace v3";
+inline constexpr std::string_view kNativeHeaderV2 = "# dvfsim-trace v2";
 
 // Writes `workload` to `path` atomically; gzip-compressed when the path ends
 // in ".gz". Reading it back gives an identical workload (exact round trip).

@@ -15,6 +15,10 @@ struct TraceOptions {
   // --capture-device NAME|FILE: the GPU the trace was captured on; "": from
   // the driver's device name in the trace (the device files' nvml_names).
   std::string capture_device;
+  // Parsed-trace cache (traces/trace.h, read_trace): the directory that holds
+  // Kineto traces converted to the native format; "": no cache. The CLI sets
+  // default_trace_cache_dir() unless --no-cache.
+  std::string cache_dir;
 
   // A string that differs between options that read a file differently.
   std::string key() const {

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <vector>
@@ -243,6 +245,97 @@ TEST_F(RunOutputs, DiffComparesTwoRunsPerClassPhaseAndKernel) {
   const auto bad = run_dvfsim("diff " + dir_ + " /nonexistent/run");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.output.find("/nonexistent/run"), std::string::npos) << bad.output;
+}
+
+TEST(RunOutputsSelection, OutputsFlagWritesTheChosenFilesAndRemovesTheOthers) {
+  const std::string dir = temp_dir("outputs-select");
+  const std::string trace =
+      std::string(DVFSIM_SOURCE_DIR) + "/tests/traces/data/mini_optimizer.json";
+  const std::string base =
+      "run --no-cache --trace " + trace + " --device h200 --policy native --out " + dir;
+  ASSERT_EQ(run_dvfsim(base).exit_code, 0);
+  const std::string full_kernels = read_text(dir + "/kernels.csv");
+  ASSERT_TRUE(std::filesystem::exists(dir + "/trace.json"));
+  const ProcessResult r = run_dvfsim(base + " --outputs kernels");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // summary.json always; kernels.csv as before, byte for byte; the previous
+  // run's other files are gone, so the directory holds one run.
+  EXPECT_TRUE(std::filesystem::exists(dir + "/summary.json"));
+  EXPECT_EQ(read_text(dir + "/kernels.csv"), full_kernels);
+  for (const char* f :
+       {"timeline.csv", "clock_switches.csv", "trace.json", "clock_plan.json", "manifest.json"})
+    EXPECT_FALSE(std::filesystem::exists(dir + "/" + f)) << f;
+  const ProcessResult bad = run_dvfsim(base + " --outputs kernels,timelines");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.output.find("unknown output 'timelines'"), std::string::npos) << bad.output;
+}
+
+TEST(TraceCache, ASecondRunReadsTheCacheAndAChangedTraceMisses) {
+  const std::string dir = temp_dir("trace-cache");
+  const std::string trace = dir + "/t.json";
+  std::filesystem::copy_file(
+      std::string(DVFSIM_SOURCE_DIR) + "/tests/traces/data/mini_optimizer.json", trace);
+  const std::string cache = dir + "/cache";
+  auto run = [&](const std::string& out, const std::string& cache_args) {
+    return run_dvfsim("run --trace " + trace + " --device h200 --policy native --out " + dir + "/" +
+                      out + " " + cache_args);
+  };
+  auto entries = [&] {
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(cache))
+      names.push_back(e.path().string());
+    return names;
+  };
+  ASSERT_EQ(run("plain", "--no-cache").exit_code, 0);
+  ASSERT_EQ(run("miss", "--cache-dir " + cache).exit_code, 0);
+  ASSERT_EQ(entries().size(), 1u);
+  ASSERT_EQ(run("hit", "--cache-dir " + cache).exit_code, 0);
+  EXPECT_EQ(entries().size(), 1u);
+  for (const char* f : {"kernels.csv", "timeline.csv", "summary.json", "trace.json"}) {
+    EXPECT_EQ(read_text(dir + "/miss/" + f), read_text(dir + "/plain/" + f)) << f;
+    EXPECT_EQ(read_text(dir + "/hit/" + f), read_text(dir + "/plain/" + f)) << f;
+  }
+  // The hit came from the entry: a note put into it shows in summary.json.
+  const std::string entry = entries().front();
+  std::string text = read_text(entry);
+  text.insert(text.find('\n') + 1, "note=read from the cache\n");
+  std::ofstream(entry, std::ios::binary) << text;
+  ASSERT_EQ(run("edited", "--cache-dir " + cache).exit_code, 0);
+  EXPECT_NE(read_text(dir + "/edited/summary.json").find("read from the cache"), std::string::npos);
+  // Any change to the trace's bytes is a new key (not its time stamp).
+  std::ofstream(trace, std::ios::app) << "\n";
+  ASSERT_EQ(run("changed", "--cache-dir " + cache).exit_code, 0);
+  EXPECT_EQ(entries().size(), 2u);
+  EXPECT_EQ(read_text(dir + "/changed/summary.json").find("read from the cache"),
+            std::string::npos);
+  // A cache directory that cannot be written is skipped.
+  std::ofstream(dir + "/file") << "x";
+  const ProcessResult r = run("blocked", "--cache-dir " + dir + "/file/sub");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(read_text(dir + "/blocked/kernels.csv"), read_text(dir + "/plain/kernels.csv"));
+}
+
+TEST(TraceConvert, AConvertedTraceKeepsCorrelationIdsAndReplaysTheSame) {
+  // Was (issue 17): kernels.csv's correlation_id was empty for a trace
+  // converted to the native format.
+  const std::string dir = temp_dir("convert-corr");
+  const std::string native = dir + "/t.dvfsim";
+  ASSERT_EQ(run_dvfsim(std::string("trace convert --no-cache ") + DVFSIM_SHIPPED_TRACE + " --out " +
+                       native)
+                .exit_code,
+            0);
+  const std::string args = " --device h200 --policy native --set host_overhead=off --out ";
+  ASSERT_EQ(run_dvfsim(std::string("run --no-cache --trace ") + DVFSIM_SHIPPED_TRACE + args + dir +
+                       "/kineto")
+                .exit_code,
+            0);
+  ASSERT_EQ(run_dvfsim("run --trace " + native + args + dir + "/native").exit_code, 0);
+  const std::string kernels = read_text(dir + "/native/kernels.csv");
+  EXPECT_EQ(kernels, read_text(dir + "/kineto/kernels.csv"));
+  const auto lines = lines_of(kernels);
+  const auto header = csv_cells(lines[0]);
+  EXPECT_EQ(csv_cells(lines[1])[column(header, "correlation_id")], "21");
+  EXPECT_EQ(read_text(dir + "/native/timeline.csv"), read_text(dir + "/kineto/timeline.csv"));
 }
 
 TEST(Cli, UnknownCommandsAndOptionsAreNamedWithASuggestion) {

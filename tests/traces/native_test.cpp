@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "sim/error.h"
 #include "tests/traces/test_util.h"
 #include "traces/kineto.h"
 #include "traces/trace.h"
@@ -46,7 +47,11 @@ void expect_identical(const Workload& a, const Workload& b) {
     EXPECT_EQ(x.work.source, y.work.source);
     EXPECT_EQ(x.work.instructions, y.work.instructions);
     EXPECT_EQ(x.work.instructions_source, y.work.instructions_source);
+    EXPECT_EQ(x.correlation, y.correlation);
   }
+  EXPECT_EQ(a.iteration_rule, b.iteration_rule);
+  EXPECT_EQ(a.steady_iterations, b.steady_iterations);
+  EXPECT_EQ(a.notes, b.notes);
   ASSERT_EQ(a.syncs.size(), b.syncs.size());
   for (std::size_t i = 0; i < a.syncs.size(); ++i) {
     EXPECT_EQ(a.syncs[i].kind, b.syncs[i].kind);
@@ -86,6 +91,65 @@ TEST(NativeFormat, EscapesAwkwardNamesAndEventWaits) {
   const std::string path = dir.path("w.dvfsim");
   write_native(w, path);
   expect_identical(w, read_native(path));
+}
+
+TEST(NativeFormat, CarriesCorrelationIdsAndTheReadingsNotes) {
+  // Was (issue 17): a converted trace lost the Kineto correlation id, so
+  // kernels.csv's correlation_id column was empty for native traces.
+  test::TempDir dir;
+  const Workload original = read_kineto(test::shipped_trace_path());
+  ASSERT_GE(original.kernels.front().correlation, 0);
+  ASSERT_FALSE(original.iteration_rule.empty());
+  const std::string path = dir.path("t.dvfsim");
+  write_native(original, path);
+  const Workload copy = read_native(path);
+  std::size_t with_id = 0;
+  for (std::size_t i = 0; i < copy.kernels.size(); ++i) {
+    EXPECT_EQ(copy.kernels[i].correlation, original.kernels[i].correlation) << i;
+    with_id += copy.kernels[i].correlation >= 0;
+  }
+  EXPECT_EQ(with_id, copy.kernels.size());  // every activity of the shipped trace has one
+  EXPECT_EQ(copy.iteration_rule,
+            "Optimizer.step annotations (an iteration ends with its optimizer step)");
+  EXPECT_EQ(copy.steady_iterations, original.steady_iterations);
+  EXPECT_EQ(copy.notes, original.notes);
+}
+
+TEST(NativeFormat, ReadsVersion2FilesWithoutCorrelationIds) {
+  test::TempDir dir;
+  const std::string v2 =
+      "# dvfsim-trace v2\ndevice=h200\niterations=1\n@names 2\n0\t\n1\tk\n@kernels 1\n"
+      "1\t0\t7\t0\t1\t1\t1\t1\t1\t1\t0\t0\t100\t200\tgemm\tforward\t0\t-1\t5000\t1e9\t"
+      "4096\tshapes\t12\tncu\n@syncs 0\n@event_waits 0\n@iteration_begin 2\n0\n1\n@end\n";
+  const Workload w = parse_native(v2, "v2.dvfsim");
+  ASSERT_EQ(w.kernels.size(), 1u);
+  EXPECT_EQ(w.kernels[0].correlation, -1);
+  EXPECT_EQ(w.kernels[0].work.duration_ns, 5000);
+  EXPECT_EQ(w.kernels[0].stream, 7);
+  // A v3 file must have the 25th field; a v2 file must not.
+  std::string v3 = v2;
+  v3.replace(0, 17, "# dvfsim-trace v3");
+  try {
+    parse_native(v3, "v3.dvfsim");
+    ADD_FAILURE() << "a v3 kernel line with 24 fields was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("v3.dvfsim:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("expected 25 tab-separated fields, got 24"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(NativeFormat, RefusesSteadyIterationsOutsideTheTrace) {
+  const std::string text =
+      "# dvfsim-trace v3\niterations=2\nsteady_iterations=1,2\n@names 0\n@kernels 0\n";
+  try {
+    parse_native(text, "s.dvfsim");
+    ADD_FAILURE() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("s.dvfsim:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("steady_iterations"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
