@@ -31,7 +31,7 @@ class OutputSink {
   OutputSink(const OutputSink&) = delete;
   OutputSink& operator=(const OutputSink&) = delete;
 
-  auto it() { return std::back_inserter(buf_); }
+  fmt::appender it() { return fmt::appender(buf_); }
   void write(std::string_view s) { buf_.append(s.data(), s.data() + s.size()); }
   void put(char c) { buf_.push_back(c); }
   void row_done() {

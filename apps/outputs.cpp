@@ -1,5 +1,6 @@
 #include "apps/outputs.h"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -219,15 +220,16 @@ void write_kernels_csv(OutputSink& out, const Simulation& sim) {
     const KernelResult& kr = r.kernels[i];
     const double p =
         kr.duration_ns > 0 ? kr.energy_j / (static_cast<double>(kr.duration_ns) * 1e-9) : 0.0;
-    fmt::format_to(out.it(), "{},{},{},{},", i, k.iteration, names[k.name_id], names[k.op_id]);
-    if (k.correlation >= 0) fmt::format_to(out.it(), "{}", k.correlation);
-    fmt::format_to(out.it(), ",{},{},{},{},{},{},{},{},{},{},{},{:.1f},{:.1f},{:.3f},{:.9g},",
-                   to_string(k.cls), to_string(k.phase), k.stream, k.traced_start_ns, kr.start_ns,
-                   kr.duration_ns, k.work.flops, k.work.dram_bytes, to_string(k.work.source),
-                   kr.requested_core_mhz, kr.requested_memory_mhz, kr.core_mhz, kr.memory_mhz, p,
-                   kr.energy_j);
+    fmt::format_to(out.it(), FMT_COMPILE("{},{},{},{},"), i, k.iteration, names[k.name_id],
+                   names[k.op_id]);
+    if (k.correlation >= 0) fmt::format_to(out.it(), FMT_COMPILE("{}"), k.correlation);
+    fmt::format_to(
+        out.it(), FMT_COMPILE(",{},{},{},{},{},{},{},{},{},{},{},{:.1f},{:.1f},{:.3f},{:.9g},"),
+        to_string(k.cls), to_string(k.phase), k.stream, k.traced_start_ns, kr.start_ns,
+        kr.duration_ns, k.work.flops, k.work.dram_bytes, to_string(k.work.source),
+        kr.requested_core_mhz, kr.requested_memory_mhz, kr.core_mhz, kr.memory_mhz, p, kr.energy_j);
     if (sim.has_baseline)
-      fmt::format_to(out.it(), "{},{:.9g}\n", sim.baseline.kernels[i].duration_ns,
+      fmt::format_to(out.it(), FMT_COMPILE("{},{:.9g}\n"), sim.baseline.kernels[i].duration_ns,
                      sim.baseline.kernels[i].energy_j);
     else
       out.write(",\n");
@@ -246,9 +248,9 @@ void write_timeline_csv(OutputSink& out, const Simulation& sim) {
   out.write("start_ns,duration_ns,core_mhz,memory_mhz,power_w,state,kernel_index\n");
   for (const Segment& s : sim.result.segments) {
     const char* state = s.kernel >= 0 ? "kernel" : (s.kernel == Segment::kStall ? "stall" : "idle");
-    fmt::format_to(out.it(), "{},{},{},{},{:.3f},{},", s.start_ns, s.duration_ns, s.core_mhz,
-                   s.memory_mhz, s.power_w, state);
-    if (s.kernel >= 0) fmt::format_to(out.it(), "{}", s.kernel);
+    fmt::format_to(out.it(), FMT_COMPILE("{},{},{},{},{:.3f},{},"), s.start_ns, s.duration_ns,
+                   s.core_mhz, s.memory_mhz, s.power_w, state);
+    if (s.kernel >= 0) fmt::format_to(out.it(), FMT_COMPILE("{}"), s.kernel);
     out.put('\n');
     out.row_done();
   }
@@ -285,7 +287,7 @@ namespace {
 // 6424.9980000000005), so back-to-back kernels touch and never overlap.
 std::string us_text(std::int64_t ns) {
   const auto a = ns < 0 ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
-  return fmt::format("{}{}.{:03}", ns < 0 ? "-" : "", a / 1000, a % 1000);
+  return fmt::format(FMT_COMPILE("{}{}.{:03}"), ns < 0 ? "-" : "", a / 1000, a % 1000);
 }
 
 // Chrome trace-event JSON, one event per line, streamed into a sink.
@@ -305,6 +307,18 @@ class TraceEvents {
     out_.row_done();
   }
   void add(const std::string& body) { addf("{}", body); }
+  // The same in two steps, for a compiled format: begin() opens the event
+  // and returns where to format its members; end() closes it.
+  fmt::appender begin() {
+    if (!first_) out_.write(",\n");
+    first_ = false;
+    out_.put('{');
+    return out_.it();
+  }
+  void end() {
+    out_.put('}');
+    out_.row_done();
+  }
   void name_process(int pid, const std::string& name, int sort) {
     addf(R"("ph":"M","name":"process_name","pid":{},"args":{{"name":{}}})", pid, json_quote(name));
     addf(R"("ph":"M","name":"process_sort_index","pid":{},"args":{{"sort_index":{}}})", pid, sort);
@@ -404,15 +418,18 @@ void trace_run(TraceEvents& ev, int pid, const std::string& process, const Workl
       const auto end = fmt::format_to_n(corr, sizeof corr, "{}", k.correlation).out;
       corr_text = std::string_view(corr, static_cast<std::size_t>(end - corr));
     }
-    ev.addf(R"("ph":"X","name":{},"cat":"{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{)"
-            R"("kernel_index":{},"operator":{},"correlation_id":{},"phase":"{}",)"
-            R"("iteration":{},"traced_start_ns":{},"requested_core_mhz":{},)"
-            R"("requested_memory_mhz":{},"core_mhz":{},"memory_mhz":{},)"
-            R"("power_w":{},"energy_j":{}}})",
-            names[k.name_id], to_string(k.cls), pid, k.stream, us_text(kr.start_ns),
-            us_text(kr.duration_ns), i, names[k.op_id], corr_text, to_string(k.phase), k.iteration,
-            k.traced_start_ns, kr.requested_core_mhz, kr.requested_memory_mhz, kr.core_mhz,
-            kr.memory_mhz, p, kr.energy_j);
+    fmt::format_to(
+        ev.begin(),
+        FMT_COMPILE(R"("ph":"X","name":{},"cat":"{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{)"
+                    R"("kernel_index":{},"operator":{},"correlation_id":{},"phase":"{}",)"
+                    R"("iteration":{},"traced_start_ns":{},"requested_core_mhz":{},)"
+                    R"("requested_memory_mhz":{},"core_mhz":{},"memory_mhz":{},)"
+                    R"("power_w":{},"energy_j":{}}})"),
+        names[k.name_id], to_string(k.cls), pid, k.stream, us_text(kr.start_ns),
+        us_text(kr.duration_ns), i, names[k.op_id], corr_text, to_string(k.phase), k.iteration,
+        k.traced_start_ns, kr.requested_core_mhz, kr.requested_memory_mhz, kr.core_mhz,
+        kr.memory_mhz, p, kr.energy_j);
+    ev.end();
   }
   // Counter tracks, one sample where a value changes.
   auto counter = [&](const char* name, const char* unit, auto value, std::int64_t start_ns) {
