@@ -185,13 +185,19 @@ void BM_Outputs(benchmark::State& state) {
 }
 BENCHMARK(BM_Outputs)->Arg(1)->Arg(10)->Arg(100)->Unit(benchmark::kMillisecond)->Iterations(3);
 
-// `dvfsim run` as a child process: wall time (manual), CPU time and peak
-// resident memory (wait4's ru_maxrss).
+// `dvfsim run` as a child process: wall time (manual), CPU time (wait4) and
+// peak resident memory. The peak comes from /usr/bin/time (%M) between us and
+// dvfsim: a child forked or spawned straight from this process would report
+// this process's own high-water mark (Linux keeps the larger of the two
+// across exec), which holds the synthetic traces.
 struct ChildRun {
   double wall_s = 0, cpu_s = 0, maxrss_mb = 0;
   int status = -1;
 };
-ChildRun run_child(const std::vector<std::string>& args) {
+ChildRun run_child(const std::vector<std::string>& dvfsim_args) {
+  const std::string rss_file = (scratch() / "maxrss.txt").string();
+  std::vector<std::string> args = {"/usr/bin/time", "-f", "%M", "-o", rss_file};
+  args.insert(args.end(), dvfsim_args.begin(), dvfsim_args.end());
   std::vector<char*> argv;
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -202,14 +208,19 @@ ChildRun run_child(const std::vector<std::string>& args) {
   ChildRun r;
   const auto t0 = std::chrono::steady_clock::now();
   pid_t pid = 0;
-  if (posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ) != 0) return r;
+  const int spawned = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (spawned != 0) return r;
   struct rusage ru {};
   ::wait4(pid, &r.status, 0, &ru);
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  posix_spawn_file_actions_destroy(&fa);
   r.cpu_s = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
             static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
-  r.maxrss_mb = static_cast<double>(ru.ru_maxrss) / 1024.0;
+  try {
+    r.maxrss_mb = std::stod(read_file(rss_file)) / 1024.0;  // KB
+  } catch (const std::exception&) {
+    r.status = -1;
+  }
   return r;
 }
 
