@@ -99,15 +99,26 @@ std::vector<KernelCost> RooflineOverlap::prepare(const Workload& w, const Device
   const double amp_target = tp.tensor_dram_amplification;
 
   std::vector<KernelCost> out(w.kernels.size());
+  // MathPipe per (name_id, attention or not), -1 unread: names repeat.
+  std::vector<std::int8_t> pipe_of(2 * w.names.size(), -1);
   for (std::size_t i = 0; i < w.kernels.size(); ++i) {
     const Kernel& k = w.kernels[i];
     KernelCost& kc = out[i];
-    kc.flops = k.work.flops;
     // Same instruction count on every target: an assumption (another
     // architecture compiles the kernel to a different mix), docs/devices.md.
     kc.instructions = k.work.instructions;
-    kc.tensor =
-        k.cls == KernelClass::gemm || k.cls == KernelClass::attention || k.cls == KernelClass::conv;
+    // Tensor-core kernels against the 16-bit tensor peak, their FLOPs in
+    // 16-bit-rate terms (a TF32 FLOP takes two); FP32 SIMT GEMMs against the
+    // FP32 peak, their power through the SIMT term (sim/workload.h, MathPipe).
+    MathPipe pipe = MathPipe::simt;
+    if (k.cls == KernelClass::gemm || k.cls == KernelClass::conv ||
+        k.cls == KernelClass::attention) {
+      std::int8_t& p = pipe_of[2 * std::size_t{k.name_id} + (k.cls == KernelClass::attention)];
+      if (p < 0) p = static_cast<std::int8_t>(math_pipe(k.cls, w.name(k)));
+      pipe = static_cast<MathPipe>(p);
+    }
+    kc.tensor = pipe != MathPipe::simt;
+    kc.flops = k.work.flops * (kc.tensor ? tensor_rate_cost(pipe) : 1.0);
     // DRAM bytes as they cross the memory bus on each device.
     const double bytes = k.work.dram_bytes * (kc.tensor ? amp_capture : 1.0);
     const double amp_ratio = kc.tensor && !same ? amp_target / amp_capture : 1.0;

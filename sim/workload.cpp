@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "sim/error.h"
@@ -39,7 +41,42 @@ std::optional<InstructionSource> parse_instruction_source(std::string_view s) {
   return std::nullopt;
 }
 
-double estimated_instructions(KernelClass cls, double flops, double dram_bytes) {
+MathPipe math_pipe(KernelClass cls, std::string_view kernel_name) {
+  if (cls != KernelClass::gemm && cls != KernelClass::conv && cls != KernelClass::attention)
+    return MathPipe::simt;
+  std::string k(kernel_name);
+  for (char& c : k) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto has = [&](std::string_view n) { return k.find(n) != std::string::npos; };
+  if (has("simt") || has("sgemm") || has("dgemm") || has("f32f32_f32f32") || has("gemv"))
+    return MathPipe::simt;
+  if (has("tf32")) return MathPipe::tensor_tf32;
+  if (cls == KernelClass::attention && has("_f32_")) return MathPipe::tensor_3xtf32;
+  return MathPipe::tensor;
+}
+
+double tensor_rate_cost(MathPipe pipe) {
+  switch (pipe) {
+    case MathPipe::tensor:
+      return 1.0;
+    case MathPipe::tensor_tf32:
+      return 2.0;
+    case MathPipe::tensor_3xtf32:
+      return 6.0;
+    case MathPipe::simt:
+      return 0.0;
+  }
+  return 1.0;
+}
+
+double estimated_instructions(KernelClass cls, double flops, double dram_bytes, MathPipe pipe) {
+  // FP32 SIMT: one FFMA warp instruction does 32 lanes x 2 FLOPs; the FFMAs
+  // alone (loads and address arithmetic uncounted: a lower bound, an
+  // assumption).
+  if (pipe == MathPipe::simt &&
+      (cls == KernelClass::gemm || cls == KernelClass::conv || cls == KernelClass::attention))
+    return flops / 64.0;
+  // Tensor pipes: the 16-bit intensity times the MMAs a 16-bit MMA's FLOPs take.
+  const double mma = pipe == MathPipe::simt ? 1.0 : tensor_rate_cost(pipe);
   // Warp instructions per FLOP (tensor-core classes) or per DRAM byte (the
   // rest), class totals of Nsight Compute's sm__inst_executed over one
   // GPT-3-XL training step on the H200 against the trace's FLOPs and bytes
@@ -47,9 +84,9 @@ double estimated_instructions(KernelClass cls, double flops, double dram_bytes) 
   switch (cls) {
     case KernelClass::gemm:
     case KernelClass::conv:  // assumption: implicit-GEMM convolutions issue like GEMMs
-      return 1.30e-4 * flops;
+      return 1.30e-4 * mma * flops;
     case KernelClass::attention:
-      return 6.60e-4 * flops;
+      return 6.60e-4 * mma * flops;
     case KernelClass::elementwise:
     case KernelClass::communication:  // assumption: moves data like elementwise kernels
       return 0.137 * dram_bytes;

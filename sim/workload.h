@@ -62,7 +62,22 @@ struct Work {
 // bytes when nothing measured them: per-class intensities measured with
 // Nsight Compute on one GPT-3-XL training step on the H200
 // (traces/data/gpt3xl_h200_train_b4_t2048.ncu.csv; docs/trace-format.md).
-double estimated_instructions(KernelClass cls, double flops, double dram_bytes);
+// The arithmetic a GEMM, convolution or attention kernel runs on, read from
+// its name (docs/design.md, "Math pipes"): tensor cores at their 16-bit (or
+// 8-bit) rate, the default; TF32 tensor cores (an MMA does half the FLOPs of a
+// 16-bit one: m16n8k8 against m16n8k16 on Ampere, k8 against k16 for Hopper's
+// wgmma); FP32 emulated with three TF32 MMAs per product (CUTLASS's
+// OpMultiplyAddFastF32, the fp32 fmha kernels of xFormers/PyTorch); or the
+// FP32 SIMT pipes, no tensor cores (cuBLAS sgemm, CUTLASS simt, xmma
+// f32f32_f32f32). Every other class is `simt`.
+enum class MathPipe : std::uint8_t { tensor, tensor_tf32, tensor_3xtf32, simt };
+MathPipe math_pipe(KernelClass cls, std::string_view kernel_name);
+// Tensor-core work in 16-bit-rate FLOPs per FLOP on `pipe` (1, 2, 6); 0 for
+// simt.
+double tensor_rate_cost(MathPipe pipe);
+
+double estimated_instructions(KernelClass cls, double flops, double dram_bytes,
+                              MathPipe pipe = MathPipe::tensor);
 
 struct LaunchConfig {
   std::uint32_t grid[3] = {1, 1, 1};

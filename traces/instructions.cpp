@@ -113,7 +113,8 @@ void annotate_instructions_from(Workload& w, const std::string& ncu_csv_path) {
 void annotate_instructions_from_text(Workload& w, std::optional<std::string_view> csv,
                                      const std::string& ncu_csv_path) {
   for (Kernel& k : w.kernels) {
-    k.work.instructions = estimated_instructions(k.cls, k.work.flops, k.work.dram_bytes);
+    k.work.instructions =
+        estimated_instructions(k.cls, k.work.flops, k.work.dram_bytes, math_pipe(k.cls, w.name(k)));
     k.work.instructions_source = InstructionSource::estimated;
   }
   w.capture.instructions_source = "estimated per class (no .ncu.csv sidecar)";

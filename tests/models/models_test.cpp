@@ -157,6 +157,37 @@ TEST(RooflineOverlap, CaptureDeviceReproducesMeasuredDurationsAtCaptureClocks) {
   EXPECT_NEAR(lat.duration_ns(costs[1], slow) / 200'000.0, 1.188, 0.005);
 }
 
+// The same GEMM, 1 ms with 4e11 FLOPs at 1980 MHz, on three math pipes: a
+// 16-bit one keeps the tensor cores 4e11 / (1 ms x 1071 TFLOP/s, the peak at
+// 1980 MHz) = 37 % busy, a
+// TF32 one twice that (its MMAs do half the FLOPs), and an FP32 SIMT one none
+// (its power comes through the SIMT term).
+TEST(RooflineOverlap, TensorUtilisationFollowsTheMathPipe) {
+  const Device& d = h200();
+  Workload w;
+  w.capture.device = "h200";
+  w.capture.core_mhz = 1980;
+  for (const char* name : {"nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NTN",
+                           "sm90_xmma_gemm_f32f32_tf32f32_f32_nt_n_tilesize128x256x32",
+                           "cutlass_80_simt_sgemm_128x256_8x4_nt_align1"}) {
+    Kernel k;
+    k.name_id = w.intern(name);
+    k.cls = KernelClass::gemm;
+    k.work.duration_ns = 1'000'000;
+    k.work.flops = 4e11;
+    k.work.dram_bytes = 1e8;
+    w.kernels.push_back(k);
+  }
+  RooflineOverlap lat(d);
+  const auto costs = lat.prepare(w, d, d);
+  const Clocks c = make_clocks(d, 1980, d.default_memory_mhz);
+  const double peak = d.tensor_flops_per_s(1980);
+  EXPECT_NEAR(lat.utilisation(costs[0], c, 1e6).compute, 4e11 / (1e-3 * peak), 1e-9);
+  EXPECT_NEAR(lat.utilisation(costs[1], c, 1e6).compute, 2 * 4e11 / (1e-3 * peak), 1e-9);
+  EXPECT_EQ(lat.utilisation(costs[2], c, 1e6).compute, 0.0);
+  EXPECT_FALSE(costs[2].tensor);
+}
+
 }  // namespace
 }  // namespace dvfsim
 

@@ -165,3 +165,51 @@ TEST(NativeFormat, VersionOneIsRejectedWithAHint) {
 
 }  // namespace
 }  // namespace dvfsim
+
+namespace dvfsim {
+namespace {
+
+// The math pipe is read from the kernel's name; its FLOPs cost tensor-core
+// MMAs at the 16-bit rate (TF32: 2 per FLOP, 3xTF32: 6) or SIMT FFMAs.
+TEST(MathPipe, FromTheKernelName) {
+  EXPECT_EQ(
+      math_pipe(KernelClass::gemm, "void cutlass::Kernel2<cutlass_80_simt_sgemm_128x256_8x4>"),
+      MathPipe::simt);
+  EXPECT_EQ(math_pipe(KernelClass::gemm, "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8"),
+            MathPipe::simt);
+  EXPECT_EQ(math_pipe(KernelClass::gemm, "ampere_sgemm_128x64_nn"), MathPipe::simt);
+  EXPECT_EQ(
+      math_pipe(KernelClass::gemm, "sm90_xmma_gemm_f32f32_tf32f32_f32_nt_n_tilesize128x256x32"),
+      MathPipe::tensor_tf32);
+  EXPECT_EQ(math_pipe(KernelClass::conv, "sm80_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nhwc"),
+            MathPipe::tensor_tf32);
+  EXPECT_EQ(math_pipe(KernelClass::attention, "fmha_cutlassF_f32_aligned_64x64_rf_sm80"),
+            MathPipe::tensor_3xtf32);
+  EXPECT_EQ(math_pipe(KernelClass::attention, "fmha_cutlassF_bf16_aligned_64x128_rf_sm80"),
+            MathPipe::tensor);
+  EXPECT_EQ(math_pipe(KernelClass::gemm, "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_nn"),
+            MathPipe::tensor);
+  EXPECT_EQ(math_pipe(KernelClass::gemm, "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NTN"),
+            MathPipe::tensor);
+  // Only GEMM, convolution and attention kernels use tensor cores.
+  EXPECT_EQ(math_pipe(KernelClass::elementwise, "tf32_looking_elementwise"), MathPipe::simt);
+}
+
+TEST(MathPipe, InstructionEstimates) {
+  // 64 FLOPs per FFMA warp instruction (32 lanes x 2).
+  EXPECT_DOUBLE_EQ(estimated_instructions(KernelClass::gemm, 6.4e9, 0.0, MathPipe::simt), 1e8);
+  // TF32 MMAs do half a 16-bit MMA's FLOPs: twice the instructions.
+  EXPECT_DOUBLE_EQ(estimated_instructions(KernelClass::gemm, 1e9, 0.0, MathPipe::tensor_tf32),
+                   2.60e5);
+  EXPECT_DOUBLE_EQ(
+      estimated_instructions(KernelClass::attention, 1e9, 0.0, MathPipe::tensor_3xtf32), 3.96e6);
+  // Memory-bound classes do not depend on the pipe.
+  EXPECT_DOUBLE_EQ(estimated_instructions(KernelClass::elementwise, 5.0, 1000.0, MathPipe::simt),
+                   137.0);
+  EXPECT_DOUBLE_EQ(tensor_rate_cost(MathPipe::tensor), 1.0);
+  EXPECT_DOUBLE_EQ(tensor_rate_cost(MathPipe::tensor_tf32), 2.0);
+  EXPECT_DOUBLE_EQ(tensor_rate_cost(MathPipe::tensor_3xtf32), 6.0);
+}
+
+}  // namespace
+}  // namespace dvfsim
