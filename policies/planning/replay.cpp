@@ -27,9 +27,17 @@ RunResult replay_plan(const PolicyContext& ctx, const std::vector<Clocks>* pairs
 }
 
 RunResult replay_with(const PolicyContext& ctx, Policy& p) {
+  // Each domain switches at its own expected latency (a copy of the device
+  // with fixed distributions), so a memory switch is not replayed at the core
+  // clock's latency; the stall is the one the run expects.
+  Device dev = ctx.device();
+  dev.core_switch = LatencyDistribution{};
+  dev.core_switch.value_us = ctx.expected_core_switch_ns() * 1e-3;
+  dev.memory_switch = LatencyDistribution{};
+  dev.memory_switch.value_us = ctx.expected_memory_switch_ns() * 1e-3;
   EngineInputs in;
   in.workload = &ctx.workload();
-  in.device = &ctx.device();
+  in.device = &dev;
   in.latency = &ctx.latency();
   in.power = &ctx.power();
   in.governor = ctx.governor();
@@ -37,7 +45,7 @@ RunResult replay_with(const PolicyContext& ctx, Policy& p) {
   EngineConfig cfg;
   cfg.record_timeline = false;
   cfg.power_cap = in.governor != nullptr;
-  cfg.switch_latency_override_us = ctx.expected_core_switch_ns() * 1e-3;
+  cfg.memory_stall_override_us = ctx.expected_memory_stall_ns() * 1e-3;
   return replay(in, p, cfg);
 }
 

@@ -15,6 +15,7 @@
 #include "policies/online/learner.h"
 #include "policies/online/switcher.h"
 #include "policies/planning/kernel_plan.h"
+#include "policies/planning/replay.h"
 #include "policies/registry.h"
 #include "sim/engine.h"
 
@@ -249,6 +250,67 @@ TEST(ToyPolicies, LatencyOracleNeverLosesToTheBaselineOrOnePair) {
   EXPECT_LE(r.end_ns - r.begin_ns, 20'000'000);
   EXPECT_LE(r.energy_j, 4.4 + 1e-9);
   EXPECT_LE(r.energy_j, s.energy_j + 1e-9);
+}
+
+// An oracle's replay (plan::replay_plan) switches each domain at its own
+// expected latency: on a device whose core switches take 1 ms and memory
+// switches 5 ms, a plan that moves both clocks at the first kernel's start
+// lands the core switch at 1 ms and the memory switch at 5 ms (it used to
+// replay both at the core's latency), each stall the run's own (none here).
+class ReplayProbe final : public Policy {
+ public:
+  void begin(PolicyContext& ctx) override {
+    const std::vector<Clocks> pairs(ctx.workload().kernels.size(),
+                                    make_clocks(ctx.device(), 1000, 500));
+    replayed = plan::replay_plan(ctx, &pairs);
+  }
+  RunResult replayed;
+};
+
+TEST(ToyPolicies, OracleReplaySwitchesEachDomainAtItsOwnLatency) {
+  Rig rig(1);
+  rig.dev.core_switch.value_us = 1000.0;
+  rig.dev.memory_switch.value_us = 5000.0;
+  rig.dev.memory_switch_stall_us = 0.0;
+  ReplayProbe probe;
+  EngineInputs in;
+  in.workload = &rig.w;
+  in.device = &rig.dev;
+  in.latency = &rig.lat;
+  in.power = &rig.pow;
+  in.governor = &rig.gov;
+  in.costs = &rig.costs;
+  replay(in, probe, EngineConfig{});
+  int core = 0, memory = 0;
+  for (const auto& s : probe.replayed.switches) {
+    if (s.domain == SwitchRecord::Domain::core) {
+      ++core;
+      EXPECT_EQ(s.land_ns - s.request_ns, 1'000'000);
+    } else if (s.domain == SwitchRecord::Domain::memory) {
+      ++memory;
+      EXPECT_EQ(s.land_ns - s.request_ns, 5'000'000);
+      EXPECT_EQ(s.stall_ns, 0);
+    }
+  }
+  EXPECT_EQ(core, 1);
+  EXPECT_EQ(memory, 1);
+}
+
+TEST(ToyPolicies, PassLevelHoldsTheDefaultClocksWhenPhasesEndBeforeTheirSwitchLands) {
+  // 15 ms switches, 10 ms phases: each phase's switch would land in the next
+  // phase, so pass-level keeps the default clocks: 4.4 J in every iteration,
+  // no switch, and a note saying why.
+  Rig rig(3);
+  const RunResult r = rig.run("pass-level", {}, true, 15000.0);
+  for (int it = 0; it < 3; ++it) EXPECT_NEAR(iteration_energy(r, it), 4.4, 1e-9) << it;
+  EXPECT_EQ(r.end_ns - r.begin_ns, 60'000'000);
+  ASSERT_EQ(r.policy_notes.size(), 1u);
+  EXPECT_NE(r.policy_notes[0].find("2 of 2 phases are shorter"), std::string::npos);
+  // 5 ms switches: the plan pays (the optimum from the second iteration on,
+  // each phase starting 5 ms on the previous phase's clocks).
+  const RunResult f = rig.run("pass-level", {}, true, 5000.0);
+  EXPECT_TRUE(f.policy_notes.empty());
+  EXPECT_LT(iteration_energy(f, 2), 4.4);
 }
 
 TEST(ToyPolicies, ObjectivesEdpAndEnergy) {
