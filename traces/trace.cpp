@@ -1,5 +1,6 @@
 #include "traces/trace.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <simdjson.h>
@@ -156,13 +157,26 @@ std::string default_trace_cache_dir() {
   return "";
 }
 
+// The file holding this reader's code: the executable, or the shared object
+// it was linked into (the Python module runs inside python3, whose own file
+// says nothing about the reader's build).
+namespace {
+const char kReaderAnchor = 0;  // an object in this file, for dladdr
+std::string reader_binary() {
+  Dl_info info{};
+  if (dladdr(&kReaderAnchor, &info) != 0 && info.dli_fname && *info.dli_fname)
+    return info.dli_fname;
+  return "/proc/self/exe";  // the main program (dladdr names it "")
+}
+}  // namespace
+
 std::string trace_cache_path(const std::string& path, const TraceOptions& options) {
   const auto trace = file_hash(path);
   if (!trace) return "";
   std::string key = fmt::format("dvfsim trace cache {}\n{}\ntrace {:016x}\noptions {}\n",
                                 kTraceReaderVersion, kNativeHeader, *trace, options.key());
   // The executable: a rebuilt reader never sees an older build's entries.
-  key += stat_key("/proc/self/exe") + "\n";
+  key += stat_key(reader_binary()) + "\n";
   const std::string stem = trace_stem(path);
   for (const char* sibling : {".measured.json", ".nvml_samples.csv", ".ncu.csv", ".ncu.csv.gz"}) {
     const auto h = file_hash(stem + sibling);
