@@ -106,6 +106,7 @@ RunResult replay_policy(const Prepared& p, const std::string& policy,
   in.power = p.power.get();
   in.governor = p.governor.get();
   in.costs = &p.costs;
+  in.warm_cache = p.warm.get();
   in.baseline = baseline;
   in.policy_name = info.name;
   RunResult r = replay(in, *pol, cfg);

@@ -82,6 +82,9 @@ struct Prepared {
   std::unique_ptr<PowerModel> power;
   std::unique_ptr<Governor> governor;
   std::vector<KernelCost> costs;
+  // The firmware warm-ups of replays of these inputs (shared by baseline,
+  // policy and planner replays).
+  std::shared_ptr<WarmFirmwareCache> warm = std::make_shared<WarmFirmwareCache>();
 };
 Prepared prepare(std::shared_ptr<const Workload> w, std::shared_ptr<const LoadedDevice> target,
                  const ModelOptions& options = {});

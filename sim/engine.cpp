@@ -45,6 +45,7 @@ ContextInputs context_of(const EngineInputs& in, const EngineConfig& cfg) {
   c.governor = cfg.power_cap ? in.governor : nullptr;
   c.baseline = in.baseline;
   c.policy_name = in.policy_name;
+  c.warm_cache = in.warm_cache;
   return c;
 }
 
@@ -92,7 +93,7 @@ class Replay final : public TimelineContext<PolicyContext> {
         gaps[i] =
             static_cast<double>(std::max<std::int64_t>(0, w_.kernels[i + 1].traced_start_ns - end));
     }
-    if (warm) tl_.warm_firmware(*in_.costs, gaps);
+    if (warm) tl_.warm_firmware(*in_.costs, gaps, in_.warm_cache);
 
     const std::int64_t first_ready = w_.kernels.front().host_launch_ns - origin_ns_;
     tl_.start(first_ready);

@@ -50,6 +50,9 @@ struct EngineInputs {
   const Governor* governor = nullptr;
   const std::vector<KernelCost>* costs = nullptr;  // latency->prepare(...) of the workload
   const RunResult* baseline = nullptr;
+  // Optional: the firmware warm-ups of earlier replays of this workload,
+  // costs, device and models (baseline, policy, a planner's replays).
+  WarmFirmwareCache* warm_cache = nullptr;
   std::string policy_name = "policy";  // names the policy in errors and results
 };
 

@@ -130,8 +130,19 @@ void GpuTimeline::land_pending_now() {
 }
 
 void GpuTimeline::warm_firmware(const std::vector<KernelCost>& costs,
-                                const std::vector<double>& gap_after_ns) {
+                                const std::vector<double>& gap_after_ns, WarmFirmwareCache* cache) {
   if (!capping_) return;
+  if (cache) {
+    const std::int32_t start_cap = cap_mhz_;
+    cap_mhz_ = cache->cap(core_.landed_mhz, memory_.landed_mhz, start_cap, [&] {
+      warm_firmware(costs, gap_after_ns, nullptr);
+      const std::int32_t c = cap_mhz_;
+      cap_mhz_ = start_cap;
+      return c;
+    });
+    update_effective();
+    return;
+  }
   const Device& dev = *m_.device;
   const LatencyModel& lat = *m_.latency;
   const std::size_t n = costs.size();

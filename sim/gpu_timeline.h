@@ -23,6 +23,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <map>
+#include <mutex>
+#include <tuple>
 #include <vector>
 
 #include "sim/models.h"
@@ -69,6 +72,35 @@ inline KernelAtClocks kernel_at(const LatencyModel& lat, const PowerModel& pow, 
   return r;
 }
 
+// The firmware warm-ups of the replays of one workload (its costs and gaps)
+// on one device with one set of models: the warm-up depends on nothing else
+// than the clocks in force when it runs and the cap before it, so the
+// baseline, the policy and a planner's replays of one run compute it once
+// (it costs as much as a replay: every kernel at the clocks, several rounds).
+// Thread-safe. Its user keeps it to one (workload, costs, device, models).
+class WarmFirmwareCache {
+ public:
+  // The cap for (core, memory, cap before); `compute()` on a miss.
+  template <class Fn>
+  std::int32_t cap(std::int32_t core_mhz, std::int32_t memory_mhz, std::int32_t cap_mhz,
+                   Fn&& compute) {
+    const auto key = std::make_tuple(core_mhz, memory_mhz, cap_mhz);
+    {
+      const std::lock_guard<std::mutex> lock(m_);
+      const auto it = caps_.find(key);
+      if (it != caps_.end()) return it->second;
+    }
+    const std::int32_t c = compute();
+    const std::lock_guard<std::mutex> lock(m_);
+    caps_.emplace(key, c);
+    return c;
+  }
+
+ private:
+  std::mutex m_;
+  std::map<std::tuple<std::int32_t, std::int32_t, std::int32_t>, std::int32_t> caps_;
+};
+
 // Receives the wake-up a driver asked for (set_wakeup).
 class TimelineListener {
  public:
@@ -100,8 +132,10 @@ class GpuTimeline {
   // Sets the firmware cap to its steady state for a run of `costs` (each
   // followed by gap_after_ns[i] of idle) at the clocks now in force, as after
   // warm-up steps on the real GPU: the cap the governor rule settles on for
-  // the run's average activity, iterated to a fixed point.
-  void warm_firmware(const std::vector<KernelCost>& costs, const std::vector<double>& gap_after_ns);
+  // the run's average activity, iterated to a fixed point. `cache`
+  // (optional) holds the warm-ups of earlier replays of the same run.
+  void warm_firmware(const std::vector<KernelCost>& costs, const std::vector<double>& gap_after_ns,
+                     WarmFirmwareCache* cache = nullptr);
   // Sets the firmware cap directly (a planner starting from a known state).
   void set_cap(std::int32_t cap_mhz);
   // Starts the clock at t0; the first governor tick at first_tick_ns (one

@@ -17,6 +17,8 @@ namespace dvfsim {
 // What a policy may see and do. Online policies must only read kernels up to
 // the one being started; a policy that reads further is an oracle and must be
 // registered as one.
+class WarmFirmwareCache;  // sim/gpu_timeline.h
+
 class PolicyContext {
  public:
   virtual ~PolicyContext() = default;
@@ -49,6 +51,9 @@ class PolicyContext {
   virtual const Governor* governor() const = 0;
   // The baseline run on the same device and trace, when there is one.
   virtual const RunResult* baseline() const = 0;
+  // The firmware warm-ups of this run's replays, for a planner's own
+  // replays of the run (nullptr: none kept).
+  virtual WarmFirmwareCache* warm_firmware_cache() const { return nullptr; }
 };
 
 class Policy {

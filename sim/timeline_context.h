@@ -32,7 +32,8 @@ struct ContextInputs {
   const PowerModel* power = nullptr;
   const Governor* governor = nullptr;  // the firmware cap in force; nullptr: off
   const RunResult* baseline = nullptr;
-  std::string policy_name;  // names the policy in errors
+  WarmFirmwareCache* warm_cache = nullptr;  // EngineInputs::warm_cache
+  std::string policy_name;                  // names the policy in errors
 };
 
 template <class Base>
@@ -69,6 +70,7 @@ class TimelineContext : public Base, private TimelineListener {
   const PowerModel& power() const final { return *ctx_.power; }
   const Governor* governor() const final { return ctx_.governor; }
   const RunResult* baseline() const final { return ctx_.baseline; }
+  WarmFirmwareCache* warm_firmware_cache() const final { return ctx_.warm_cache; }
 
  protected:
   const ContextInputs& context_inputs() const { return ctx_; }

@@ -42,6 +42,7 @@ RunResult replay_with(const PolicyContext& ctx, Policy& p) {
   in.power = &ctx.power();
   in.governor = ctx.governor();
   in.costs = &ctx.costs();
+  in.warm_cache = ctx.warm_firmware_cache();
   EngineConfig cfg;
   cfg.record_timeline = false;
   cfg.power_cap = in.governor != nullptr;
