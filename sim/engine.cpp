@@ -56,7 +56,6 @@ class Replay final : public TimelineContext<PolicyContext> {
                         timeline_config(*in.device, cfg, cfg.seed, cfg.record_timeline)),
         in_(in),
         w_(*in.workload),
-        dev_(*in.device),
         policy_(policy),
         cfg_(cfg) {
     origin_ns_ = w_.kernels.front().host_launch_ns;
@@ -332,7 +331,6 @@ class Replay final : public TimelineContext<PolicyContext> {
 
   const EngineInputs& in_;
   const Workload& w_;
-  const Device& dev_;
   Policy& policy_;
   const EngineConfig& cfg_;
   std::int64_t origin_ns_ = 0;
