@@ -34,18 +34,6 @@ RunResult ParallelRun::as_run_result() const {
 
 namespace {
 
-ContextInputs context_of(const ParallelInputs& in, const EngineConfig& cfg) {
-  ContextInputs c;
-  c.device = in.device;
-  c.workload = in.workload;
-  c.costs = in.costs;
-  c.latency = in.latency;
-  c.power = in.power;
-  c.governor = cfg.power_cap ? in.governor : nullptr;
-  c.policy_name = in.policy_name;
-  return c;
-}
-
 // The kernels of one instruction kind of a stage, with their time scale.
 const std::vector<std::uint32_t>& kernels_of(const StageWork& st, InstrKind k) {
   return k == InstrKind::forward ? st.forward
@@ -56,7 +44,7 @@ class Gpu final : public TimelineContext<PipelineContext> {
  public:
   Gpu(const ParallelInputs& in, const EngineConfig& cfg, int rank, std::unique_ptr<Policy> pol)
       : TimelineContext(
-            context_of(in, cfg), pol.get(),
+            shared_context_inputs(in, cfg), pol.get(),
             timeline_config(*in.device, cfg, cfg.seed + static_cast<std::uint64_t>(rank), false)),
         in_(in),
         cfg_(cfg),

@@ -36,15 +36,8 @@ TimelineConfig timeline_config(const Device& d, const EngineConfig& cfg, std::ui
 namespace {
 
 ContextInputs context_of(const EngineInputs& in, const EngineConfig& cfg) {
-  ContextInputs c;
-  c.device = in.device;
-  c.workload = in.workload;
-  c.costs = in.costs;
-  c.latency = in.latency;
-  c.power = in.power;
-  c.governor = cfg.power_cap ? in.governor : nullptr;
+  ContextInputs c = shared_context_inputs(in, cfg);
   c.baseline = in.baseline;
-  c.policy_name = in.policy_name;
   c.warm_cache = in.warm_cache;
   return c;
 }

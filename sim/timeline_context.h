@@ -36,6 +36,21 @@ struct ContextInputs {
   std::string policy_name;                  // names the policy in errors
 };
 
+// The fields every driver's inputs share (sim/engine.h's EngineInputs,
+// parallel/replay.h's ParallelInputs); the firmware cap only when it is on.
+template <class Inputs>
+ContextInputs shared_context_inputs(const Inputs& in, const EngineConfig& cfg) {
+  ContextInputs c;
+  c.device = in.device;
+  c.workload = in.workload;
+  c.costs = in.costs;
+  c.latency = in.latency;
+  c.power = in.power;
+  c.governor = cfg.power_cap ? in.governor : nullptr;
+  c.policy_name = in.policy_name;
+  return c;
+}
+
 template <class Base>
 class TimelineContext : public Base, private TimelineListener {
   static_assert(std::is_base_of_v<PolicyContext, Base>);
