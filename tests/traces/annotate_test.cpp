@@ -138,6 +138,35 @@ TEST(EstimateOpWork, TrainingBatchNormPassesOverItsInputTwice) {
   EXPECT_DOUBLE_EQ(b->dram_bytes, 2 * 256.0 + 3 * 256.0 + 1.5 * 80);
 }
 
+TEST(EstimateOpWork, MaxPoolReadsItsInputAndWritesOutputAndIndices) {
+  // ResNet's stem pool: 3x3, stride 2, padding 1 on 112 x 112 -> 56 x 56.
+  const std::vector<OpInput> fwd = {tensor({2, 4, 112, 112}), scalar("[3, 3]"), scalar("[2, 2]"),
+                                    scalar("[1, 1]"),         scalar("[1, 1]"), scalar("False")};
+  const auto f = estimate_op_work({"aten::max_pool2d_with_indices", fwd});
+  ASSERT_TRUE(f);
+  const double in = 2.0 * 4 * 112 * 112, out = 2.0 * 4 * 56 * 56;
+  EXPECT_DOUBLE_EQ(f->dram_bytes, in * 2 + out * 2 + out * 8);  // bf16 in, out; int64 indices
+  EXPECT_DOUBLE_EQ(f->flops, out * 9);
+  // ceil_mode rounds the last window up: (7 + 0 - 2 - 1) / 2 = 2 -> 3 outputs.
+  const std::vector<OpInput> ceil = {tensor({1, 1, 7, 7}), scalar("[2, 2]"), scalar("[2, 2]"),
+                                     scalar("[0, 0]"),     scalar("[1, 1]"), scalar("True")};
+  EXPECT_DOUBLE_EQ(estimate_op_work({"aten::max_pool2d_with_indices", ceil})->flops, 4.0 * 4 * 4);
+  // Backward: read the gradient and the indices, write the input gradient.
+  OpInput idx = tensor({2, 4, 56, 56}, "long int");
+  const std::vector<OpInput> bwd = {
+      tensor({2, 4, 56, 56}), tensor({2, 4, 112, 112}), scalar("[3, 3]"), scalar("[2, 2]"),
+      scalar("[1, 1]"),       scalar("[1, 1]"),         scalar("False"),  idx};
+  const auto b = estimate_op_work({"aten::max_pool2d_with_indices_backward", bwd});
+  ASSERT_TRUE(b);
+  EXPECT_DOUBLE_EQ(b->dram_bytes, out * 2 + out * 8 + in * 2);
+  // Adaptive average pool to 1 x 1: read 2 x 8 x 7 x 7, write 2 x 8.
+  const auto a =
+      estimate_op_work({"aten::_adaptive_avg_pool2d", {tensor({2, 8, 7, 7}), scalar("[1, 1]")}});
+  ASSERT_TRUE(a);
+  EXPECT_DOUBLE_EQ(a->dram_bytes, 2.0 * 8 * 49 * 2 + 2.0 * 8 * 2);
+  EXPECT_DOUBLE_EQ(a->flops, 2.0 * 8 * 49);
+}
+
 TEST(EstimateOpWork, UnknownOperator) {
   EXPECT_FALSE(estimate_op_work({"aten::frobnicate", {tensor({4})}}));
   EXPECT_FALSE(estimate_op_work({"aten::mm", {}}));  // shapes not recorded
@@ -185,6 +214,35 @@ TEST(AnnotateWork, CustomOpsMoveTheirRecordedTensorsUpToTheBandwidth) {
   // ATen operators without a formula keep the duration fallback.
   EXPECT_DOUBLE_EQ(w.kernels[2].work.dram_bytes, 1e7 * opt.fallback_bandwidth_fraction);
   EXPECT_EQ(w.kernels[2].work.source, WorkSource::fallback);
+}
+
+// A training batch norm's kernels take its bytes by the passes their names
+// say they make (statistics: read x; transform: read x, write y; running
+// statistics update: none), not by their measured durations.
+TEST(AnnotateWork, BatchNormKernelsSplitTheirOperatorByTheirOwnPasses) {
+  Workload w;
+  const char* names[] = {"void at::native::batch_norm_collect_statistics_channels_last_kernel<>",
+                         "void at::native::unrolled_elementwise_kernel_for_multi_outputs<3, "
+                         "at::native::batch_norm_update_stats_and_invert>",
+                         "void at::native::batch_norm_transform_input_channels_last_kernel<>"};
+  for (const char* n : names) {
+    Kernel k;
+    k.cls = KernelClass::norm;
+    k.work.duration_ns = 10'000;  // equal durations: a duration split would give thirds
+    k.name_id = w.intern(n);
+    w.kernels.push_back(k);
+  }
+  std::vector<OpInput> in = {tensor({8, 4, 2, 2})};  // 256 B
+  for (int i = 0; i < 4; ++i) in.push_back(tensor({4}, "float"));
+  in.push_back(scalar("True"));
+  const std::vector<OpCall> ops = {{"aten::native_batch_norm", in}};
+  const std::vector<ActivityFacts> facts = {{0, -1, false}, {0, -1, false}, {0, -1, false}};
+  annotate_work(w, ops, facts, AnnotateOptions{{1e12, 1e15, 1e14}});
+  const double total = 3 * 256.0 + 64;  // TrainingBatchNormPassesOverItsInputTwice
+  EXPECT_DOUBLE_EQ(w.kernels[0].work.dram_bytes, total / 3);
+  EXPECT_DOUBLE_EQ(w.kernels[1].work.dram_bytes, 0.0);
+  EXPECT_DOUBLE_EQ(w.kernels[2].work.dram_bytes, total * 2 / 3);
+  for (const Kernel& k : w.kernels) EXPECT_EQ(k.work.source, WorkSource::shapes);
 }
 
 }  // namespace

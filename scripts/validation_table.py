@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Regenerate the predicted-against-measured table of docs/validation.md.
+
+Runs `dvfsim hw validate --json` (device h200, policy native, host-overhead
+correction `auto` unless --host-overhead is given) on the shipped trace and
+every capture under validation/h200/ and prints one Markdown row per capture:
+time raw / corrected, energy raw / corrected, power corrected, plus the share
+of GPU time on the work fallback.
+
+  python3 scripts/validation_table.py [--dvfsim build/apps/dvfsim] [--json OUT]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# (label, trace stem relative to the repository root, class, bound)
+CAPTURES = [
+    ("shipped `gpt3xl_h200_train_b4_t2048`", "traces/data/gpt3xl_h200_train_b4_t2048", "GPT-3 train", "GPU"),
+    ("`gpt3xl_train_b4_t2048`", "validation/h200/gpt3xl_train_b4_t2048", "GPT-3 train", "GPU"),
+    ("`gpt327b_train_b2_t2048`", "validation/h200/gpt327b_train_b2_t2048", "GPT-3 train", "GPU"),
+    ("`gpt3xl_infer_b8_t2048`", "validation/h200/gpt3xl_infer_b8_t2048", "GPT-3 inference", "GPU"),
+    ("`bert_base_train_b32_t512`", "validation/h200/classes/bert_base_train_b32_t512", "encoder train", "GPU"),
+    ("`llama1b_prefill_t32k`", "validation/h200/classes/llama1b_prefill_t32k", "long prefill", "GPU"),
+    ("`llama1b_cudagraph_b2_t256`", "validation/h200/classes/llama1b_cudagraph_b2_t256", "CUDA graph", "GPU"),
+    ("`llama1b_train_b2_t2048`", "validation/h200/classes/llama1b_train_b2_t2048", "decoder train", "GPU"),
+    ("`llama_compile_train_b8`", "validation/h200/classes/llama_compile_train_b8", "torch.compile", "GPU"),
+    ("`resnet50_train_b128`", "validation/h200/classes/resnet50_train_b128", "CNN train", "GPU"),
+    ("`encoder_tf32_train_b16`", "validation/h200/classes/encoder_tf32_train_b16", "tf32 train", "GPU"),
+    ("`encoder_fp32_train_b16`", "validation/h200/classes/encoder_fp32_train_b16", "fp32 train", "GPU"),
+    ("`gpt3medium_train_b1_t512` (11-29)", "validation/h200/gpt3medium_train_b1_t512", "small batch", "launch"),
+    ("`encoder_small_train_b2`", "validation/h200/classes/encoder_small_train_b2", "small batch", "launch"),
+    ("`gpt3medium_train_b1_t512` (12-01)", "validation/h200/classes/gpt3medium_train_b1_t512", "small batch", "launch"),
+    ("`llama1b_decode_b1_kv512`", "validation/h200/classes/llama1b_decode_b1_kv512", "KV-cache decode", "launch"),
+    ("`moe8x_train_b8_t1024`", "validation/h200/classes/moe8x_train_b8_t1024", "MoE train", "launch"),
+]
+
+
+def pct(x):
+    s = f"{x:+.2f} %"
+    return s.replace("-", "\u2212")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dvfsim", default=os.path.join(ROOT, "build/apps/dvfsim"))
+    ap.add_argument("--host-overhead", default="auto")
+    ap.add_argument("--json", help="also write every validate result to this file")
+    ap.add_argument("--only", help="substring of the tags to run")
+    args = ap.parse_args()
+    results = []
+    print("| capture | class | bound | time raw | time corrected | energy raw | energy corrected | power corrected |")
+    print("|---|---|---|---|---|---|---|---|")
+    for label, stem, cls, bound in CAPTURES:
+        if args.only and args.only not in stem:
+            continue
+        trace = os.path.join(ROOT, stem + ".kineto.json.gz")
+        measured = os.path.join(ROOT, stem + ".measured.json")
+        cmd = [args.dvfsim, "hw", "validate", "--trace", trace, "--measured", measured,
+               "--device", "h200", "--host-overhead", args.host_overhead, "--json"]
+        out = subprocess.run(cmd, capture_output=True, text=True)
+        if not out.stdout.strip():
+            print(f"{label}: dvfsim failed: {out.stderr.strip()}", file=sys.stderr)
+            return 1
+        r = json.loads(out.stdout)
+        r["label"] = label
+        results.append(r)
+        c, w = r["predicted"], r["raw"]
+        print(f"| {label} | {cls} | {bound} | {pct(w['time_error_pct'])} | {pct(c['time_error_pct'])} | "
+              f"{pct(w['energy_error_pct'])} | **{pct(c['energy_error_pct'])}** | {pct(c['power_error_pct'])} |")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
