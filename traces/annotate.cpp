@@ -693,6 +693,28 @@ std::optional<double> activation_passes(std::string_view op, std::string_view ke
 
 }  // namespace
 
+std::optional<std::pair<int, int>> gemm_tile(std::string_view name) {
+  auto digits = [&](std::size_t at, int& value) {
+    std::size_t n = 0;
+    value = 0;
+    while (at + n < name.size() && n < 4 && name[at + n] >= '0' && name[at + n] <= '9')
+      value = value * 10 + (name[at + n++] - '0');
+    return n;
+  };
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') continue;
+    if (i > 0 && name[i - 1] != '_' && !name.substr(0, i).ends_with("tilesize")) continue;
+    int m = 0, n = 0;
+    const std::size_t lm = digits(i, m);
+    if (lm == 0 || i + lm >= name.size() || name[i + lm] != 'x') continue;
+    const std::size_t ln = digits(i + lm + 1, n);
+    const std::size_t end = i + lm + 1 + ln;
+    if (ln == 0 || (end < name.size() && name[end] != '_' && name[end] != 'x')) continue;
+    if (m >= 8 && m <= 512 && n >= 8 && n <= 512) return std::pair{m, n};
+  }
+  return std::nullopt;
+}
+
 std::optional<int> dtype_bytes(std::string_view type) {
   struct Entry {
     std::string_view name;
@@ -772,15 +794,34 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
     roof = capture_roofline(workload.capture).value_or(kGenericRoofline);
   const double peak = roof.dram_bytes_per_s;
   auto fallback = [&](Kernel& k) {
-    const double s = static_cast<double>(k.work.duration_ns) * 1e-9;
+    // Memsets and memcpys run on the copy engines: no SM launch to subtract.
+    const bool copy = k.cls == KernelClass::memset || k.cls == KernelClass::memcpy;
+    const double d = static_cast<double>(k.work.duration_ns);
+    const double s = std::max(0.0, copy ? d : d - options.fallback_fixed_ns) * 1e-9;
     const bool tensor =
         k.cls == KernelClass::gemm || k.cls == KernelClass::conv || k.cls == KernelClass::attention;
-    if (tensor) {
-      k.work.flops = s * roof.tensor_flops_per_s * options.fallback_tensor_fraction;
-      k.work.dram_bytes = s * peak * options.fallback_tensor_bandwidth_fraction;
+    double tensor_fraction = options.fallback_tensor_fraction;
+    double bandwidth_fraction = options.fallback_tensor_bandwidth_fraction;
+    bool skinny = false;
+    if (k.cls == KernelClass::gemm) {
+      bandwidth_fraction = options.fallback_gemm_bandwidth_fraction;
+      const std::string_view name = workload.name(k);
+      skinny = contains(name, "gemv") || contains(name, "Gemv");
+      if (const auto tile = gemm_tile(name)) {
+        skinny = skinny || std::min(tile->first, tile->second) <= options.fallback_skinny_tile;
+        const double area = static_cast<double>(tile->first) * tile->second;
+        if (area < options.fallback_mid_tile_area)
+          tensor_fraction = options.fallback_small_tile_tensor_fraction;
+        else if (area < options.fallback_large_tile_area)
+          tensor_fraction = options.fallback_mid_tile_tensor_fraction;
+      }
+    }
+    if (tensor && !skinny) {
+      k.work.flops = s * roof.tensor_flops_per_s * tensor_fraction;
+      k.work.dram_bytes = s * peak * bandwidth_fraction;
     } else {
-      k.work.flops = 0;
       k.work.dram_bytes = s * peak * options.fallback_bandwidth_fraction;
+      k.work.flops = skinny ? k.work.dram_bytes : 0.0;  // a GEMV: ~1 FLOP per weight byte
     }
     k.work.source = WorkSource::fallback;
   };

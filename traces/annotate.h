@@ -90,7 +90,35 @@ struct AnnotateOptions {
   double fallback_bandwidth_fraction = 0.5;
   double fallback_tensor_fraction = 0.7;
   double fallback_tensor_bandwidth_fraction = 0.1;
+  // GEMM kernels, by the CTA tile their names carry ("nvjet_sm90_tst_64x8_...",
+  // "cutlass_..._256x128_32x3"; gemm_tile): a tile at most
+  // fallback_skinny_tile wide in either dimension (or a "gemv" name) serves
+  // a skinny, GEMV-like (decode) product, memory-bound: bytes as the memory
+  // classes, one FLOP per byte. A tile of at least fallback_large_tile_area
+  // elements (and a name without a tile, and the conv and attention classes)
+  // runs at fallback_tensor_fraction; one of at least fallback_mid_tile_area
+  // at fallback_mid_tile_tensor_fraction; a smaller one (a small problem) at
+  // fallback_small_tile_tensor_fraction; bytes at
+  // fallback_gemm_bandwidth_fraction. Fractions: medians over the shaped
+  // GEMMs of the H200 validation captures (docs/validation.md, "CUDA graphs",
+  // with their leave-one-out values).
+  double fallback_skinny_tile = 16;
+  double fallback_large_tile_area = 256.0 * 128.0;
+  double fallback_mid_tile_area = 128.0 * 128.0;
+  double fallback_mid_tile_tensor_fraction = 0.6;
+  double fallback_small_tile_tensor_fraction = 0.35;
+  double fallback_gemm_bandwidth_fraction = 0.2;
+  // The part of a kernel's measured duration that moves no work (launch and
+  // drain; the latency model's fixed_ns): the fallback charges its fractions
+  // of peak over the duration minus this.
+  double fallback_fixed_ns = 1000;
 };
+
+// The CTA tile (M x N) a GEMM kernel's name carries: the first "AxB" with
+// both sides in 8..512 that follows '_' or "tilesize" and ends at '_' or at
+// 'x' (a third, K extent); nullopt when the name has none. A name with
+// "gemv" is skinny whatever its tile.
+std::optional<std::pair<int, int>> gemm_tile(std::string_view kernel_name);
 
 // Fills kernels[i].work.flops / dram_bytes / source for every kernel. An
 // operator's work is split over its compute kernels (not its memsets or

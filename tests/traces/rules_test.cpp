@@ -383,9 +383,10 @@ TEST(Rules, CollectiveBytesFromTheRecordedMessage) {
 }
 
 TEST(Rules, GemmWithoutShapesSitsNearItsComputeRoof) {
-  // A 1 ms GEMM kernel without an operator on the H200 at its default
-  // 1980 MHz: tensor peak 132 SMs x 4096 FLOP/clk x 1.98 GHz = 1.0705 PFLOP/s;
-  // FLOPs = 0.7 x 1 ms x peak, bytes = 0.1 x 1 ms x 4.8 TB/s.
+  // A 1 ms GEMM kernel without an operator or a tile in its name on the H200
+  // at its default 1980 MHz: tensor peak 132 SMs x 4096 FLOP/clk x 1.98 GHz
+  // = 1.0705 PFLOP/s; over the duration less the 1 us launch and drain,
+  // FLOPs = 0.7 x 999 us x peak, bytes = 0.2 x 999 us x 4.8 TB/s.
   Trace t;
   t.call("cudaLaunchKernel", 10, 1, 1).kernel("sm90_xmma_gemm_bf16bf16_bf16f32", 20, 1000, 1);
   t.call("cudaLaunchKernel", 12, 1, 2).kernel("vectorized_elementwise_kernel", 1100, 1000, 2);
@@ -394,11 +395,45 @@ TEST(Rules, GemmWithoutShapesSitsNearItsComputeRoof) {
   const Kernel& g = w.kernels[0];
   EXPECT_EQ(g.cls, KernelClass::gemm);
   EXPECT_EQ(g.work.source, WorkSource::fallback);
-  EXPECT_NEAR(g.work.flops, 0.7 * 1e-3 * 132 * 4096 * 1.98e9, 1e3);
-  EXPECT_NEAR(g.work.dram_bytes, 0.1 * 1e-3 * 4.8e12, 1.0);
+  EXPECT_NEAR(g.work.flops, 0.7 * 999e-6 * 132 * 4096 * 1.98e9, 1e3);
+  EXPECT_NEAR(g.work.dram_bytes, 0.2 * 999e-6 * 4.8e12, 1.0);
   // Memory-bound classes: half the DRAM peak, no FLOPs.
   EXPECT_DOUBLE_EQ(w.kernels[1].work.flops, 0.0);
-  EXPECT_NEAR(w.kernels[1].work.dram_bytes, 0.5 * 1e-3 * 4.8e12, 1.0);
+  EXPECT_NEAR(w.kernels[1].work.dram_bytes, 0.5 * 999e-6 * 4.8e12, 1.0);
+}
+
+TEST(Rules, GemmFallbackReadsTheTileInTheKernelName) {
+  EXPECT_EQ(gemm_tile("nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNT"), (std::pair{64, 8}));
+  EXPECT_EQ(gemm_tile("void cutlass::Kernel2<cutlass_80_tensorop_s16816gemm_bf16_64x128_64x4_nn>"),
+            (std::pair{64, 128}));
+  EXPECT_EQ(gemm_tile("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_cgasize1x2x1"),
+            (std::pair{128, 256}));
+  EXPECT_EQ(gemm_tile("ampere_bf16_s16816gemm_bf16_256x128_ldg8_f2f_stages_64x3_nn"),
+            (std::pair{256, 128}));
+  EXPECT_FALSE(gemm_tile("sm90_xmma_gemm_bf16bf16_bf16f32"));  // "90_" is no tile
+  EXPECT_FALSE(gemm_tile("nvjet_sm90_tst_1x2_4x1"));           // cluster shapes, not tiles
+
+  // 11 us GEMMs without operators (10 us after the 1 us launch): a 256 x 128
+  // tile at 0.7 of the 1.0705 PFLOP/s peak, 176 x 128 at 0.6, 128 x 64 at
+  // 0.35, a skinny one (decode GEMV) memory-bound at half of 4.8 TB/s and one
+  // FLOP per byte.
+  Trace t;
+  t.call("cudaLaunchKernel", 10, 1, 1)
+      .kernel("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_NNT", 20, 11, 1);
+  t.call("cudaLaunchKernel", 12, 1, 2).kernel("nvjet_sm90_tst_128x64_64x8_1x2_h_bz_TNT", 40, 11, 2);
+  t.call("cudaLaunchKernel", 14, 1, 3).kernel("nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNT", 60, 11, 3);
+  t.call("cudaLaunchKernel", 16, 1, 4)
+      .kernel("nvjet_sm90_tst_176x128_64x5_1x2_h_bz_TNN", 80, 11, 4);
+  const Workload w = t.read();
+  ASSERT_EQ(w.kernels.size(), 4u);
+  const double peak = 132 * 4096 * 1.98e9;
+  EXPECT_NEAR(w.kernels[0].work.flops, 0.7 * 10e-6 * peak, 1e3);
+  EXPECT_NEAR(w.kernels[1].work.flops, 0.35 * 10e-6 * peak, 1e3);
+  EXPECT_NEAR(w.kernels[2].work.dram_bytes, 0.5 * 10e-6 * 4.8e12, 1.0);
+  EXPECT_DOUBLE_EQ(w.kernels[2].work.flops, w.kernels[2].work.dram_bytes);
+  EXPECT_NEAR(w.kernels[3].work.flops, 0.6 * 10e-6 * peak, 1e3);
+  EXPECT_NEAR(w.kernels[3].work.dram_bytes, 0.2 * 10e-6 * 4.8e12, 1.0);
+  for (const Kernel& k : w.kernels) EXPECT_EQ(k.work.source, WorkSource::fallback);
 }
 
 // ---- capture devices -----------------------------------------------------------
