@@ -13,6 +13,7 @@
 
 #include "policies/objective.h"
 #include "policies/online/learn_then_follow.h"
+#include "policies/online/rehearsal_plan.h"
 #include "policies/planning/kernel_plan.h"
 #include "policies/registry.h"
 
@@ -44,40 +45,47 @@ class KernelPredictive final : public plan::LearnThenFollow {
     in.plan.policy = "kernel-predictive";
     in.plan.what = fmt::format("per-kernel knapsack over the {} kernels of the profiling iteration",
                                seq.size());
-    const plan::KernelPlan p = plan::plan_kernels(in);
-    report(p.report);
-    std::vector<plan::Switcher::Step> steps(seq.size());
-    for (std::size_t i = 0; i < seq.size(); ++i) {
-      steps[i].pair = p.pairs[i];
-      steps[i].duration_ns = p.emulation.time_of_step[i];
-      steps[i].gap_ns = seq[i].gap_after_ns;
-    }
-    // A per-kernel plan can only be followed when switches land within the
-    // stretches between them. If more than a tenth of those stretches are
-    // shorter than the expected latency, the plan would run at the wrong
-    // clocks most of the time: hold the default clocks instead.
-    const double latency_ns =
-        std::max(ctx.expected_core_switch_ns(), ctx.expected_memory_switch_ns());
-    std::size_t stretches = 0, too_short = 0;
-    double run_ns = 0;
-    for (std::size_t i = 0; i < steps.size(); ++i) {
-      run_ns += steps[i].duration_ns + steps[i].gap_ns;
-      const auto& next = steps[(i + 1) % steps.size()];
-      if (!(next.pair == steps[i].pair)) {
-        ++stretches;
-        too_short += run_ns < latency_ns;
-        run_ns = 0;
-      }
-    }
-    if (stretches > 0 && too_short * 10 > stretches) {
+    const std::size_t n = seq.size();
+    const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+    // The plan is checked by rehearsal on the learned iteration
+    // (policies/online/rehearsal.h): switches at the expected latency,
+    // followed as they will be. A plan whose switches land on the wrong
+    // kernels (kernels far shorter than the latency) or inside late-running
+    // ones shows there as lost time; it is re-planned tighter by its overshoot
+    // (up to kRehearsalChecks times) and, when no plan meets the budget or
+    // saves energy, the default clocks are held.
+    const plan::RehearsalStart rs{in.start.cap_mhz, in.start.from};
+    const plan::Rehearsal ref = plan::rehearse(ctx, in.kernels, nullptr, true, rs);
+    plan::CandidateSet cands(ctx, seq, in.kernels, rs, objective_, objective_.budget(ref.time_ns));
+    plan::SolveReport last;
+    auto knapsack = [&](double tighten) {
+      plan::KernelPlanInput k = in;
+      k.extra_tighten_ns = tighten;
+      const plan::KernelPlan p = plan::plan_kernels(k);
+      last = p.report;
+      return plan::Proposal{!(p.pairs == std::vector<Clocks>(n, def)), p.pairs, p.emulation};
+    };
+    const bool real_latency = std::max(ctx.expected_core_switch_ns(),
+                                       ctx.expected_memory_switch_ns()) > plan::kImmediateSwitchNs;
+    cands.consider(early_ ? "followed early" : "requested at kernel start", early_, knapsack);
+    // With a real latency a switch requested early may land inside a
+    // late-running kernel; requested at kernel start it lands late instead:
+    // the rehearsal decides.
+    if (early_ && real_latency) cands.consider("requested at kernel start", false, knapsack);
+    const plan::RehearsedCandidate* best = cands.best(ref);
+    last.what += fmt::format("; rehearsed: {}; chose {}", cands.summary(),
+                             best ? best->name : std::string("the default clocks"));
+    last.time_ns = best ? best->rehearsal.time_ns : ref.time_ns;
+    last.budget_ns = objective_.budget(ref.time_ns);
+    report(last);
+    if (!best) {
       note(fmt::format(
-          "kernel-predictive: {} of {} stretches between planned switches are shorter than the "
-          "expected switch latency ({:.3f} ms): the plan cannot be followed, holding the default "
-          "clocks",
-          too_short, stretches, latency_ns * 1e-6));
+          "kernel-predictive: no per-kernel plan met the budget or saved energy in rehearsal at "
+          "the expected switch latency ({:.3f} ms): holding the default clocks",
+          std::max(ctx.expected_core_switch_ns(), ctx.expected_memory_switch_ns()) * 1e-6));
       return;
     }
-    switcher_.set_plan(std::move(steps), early_);
+    switcher_.set_plan(best->steps, best->early);
   }
 
   Objective objective_;

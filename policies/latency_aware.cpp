@@ -20,19 +20,25 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <limits>
 
 #include "policies/objective.h"
 #include "policies/online/learn_then_follow.h"
+#include "policies/online/rehearsal_plan.h"
 #include "policies/planning/emulation.h"
+#include "policies/planning/kernel_plan.h"
 #include "policies/planning/segments.h"
 #include "policies/registry.h"
 #include "sim/error.h"
 
 namespace dvfsim {
 namespace {
+
+// Segment lengths tried, in multiples of the least (L_min).
+constexpr double kLminFactors[] = {1, 3, 10, 30};
 
 class LatencyAware final : public plan::LearnThenFollow {
  public:
@@ -58,17 +64,21 @@ class LatencyAware final : public plan::LearnThenFollow {
     in.start.from = ctx.effective();
     in.start.stall_ns = ctx.expected_memory_stall_ns();
     const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
-    const plan::Emulation em0 =
-        plan::emulate(in.gpu, in.kernels, std::vector<Clocks>(n, def), in.start);
+    const std::vector<plan::ItemSpec> items = in.kernels;
+    const plan::Emulation em0 = plan::emulate(in.gpu, items, std::vector<Clocks>(n, def), in.start);
+    // The reference: the learned iteration rehearsed at the clocks in force.
+    const plan::RehearsalStart rs{in.start.cap_mhz, in.start.from};
+    const plan::Rehearsal ref = plan::rehearse(ctx, items, nullptr, true, rs);
     // Switches whose latency is random land a random moment early or late:
     // hold back margin_pct of the budget for that (none when the latency is
     // fixed, e.g. --set switch_latency_us, or zero).
     const bool random_latency =
         ctx.core_switch_quantile_ns(0.9) > ctx.expected_core_switch_ns() * (1 + 1e-9) ||
         ctx.memory_switch_quantile_ns(0.9) > ctx.expected_memory_switch_ns() * (1 + 1e-9);
+    const double margin = random_latency ? margin_pct_ * 1e-2 : 0.0;
+    const double budget = objective_.budget(ref.time_ns) - margin * ref.time_ns;
     in.objective = objective_;
-    in.budget_ns =
-        objective_.budget(em0.time_ns) - (random_latency ? margin_pct_ * 1e-2 * em0.time_ns : 0.0);
+    in.budget_ns = objective_.budget(em0.time_ns) - margin * em0.time_ns;
     for (std::size_t i = 0; i < n; ++i) in.kernels[i].max_core_mhz = em0.cap_mhz[i];
     // Segments must outlast the switch that starts them with a margin: plan
     // with the latency 90 % of switches land within, not the mean.
@@ -76,19 +86,110 @@ class LatencyAware final : public plan::LearnThenFollow {
     in.memory_lmin_ns = ctx.memory_switch_quantile_ns(0.9);
     in.memory_stall_ns = ctx.expected_memory_stall_ns();
     in.max_candidates = max_candidates_;
-    plan::SegmentPlan sp = plan::plan_segments(in, em0);
-    sp.report.policy = "latency-aware";
-    sp.report.solve_ms =
+    const bool early = std::max(ctx.expected_core_switch_ns(), ctx.expected_memory_switch_ns()) >
+                       plan::kImmediateSwitchNs;
+    const Clocks single = best_single_pair(in.gpu, items, in.start, in.budget_ns);
+    in.extra_candidates = {single};
+
+    plan::CandidateSet cands(ctx, seq, items, rs, objective_, budget);
+    plan::SolveReport seg_report;
+    // 1. The segment DP at this latency, and with segments kLminFactors
+    // times longer: fewer switches, so fewer of them land off their
+    // boundaries when the sequence or the latency deviates (a plan that works
+    // at a larger latency works at a smaller one).
+    for (const double f : kLminFactors) {
+      if (f > 1 && std::max(in.core_lmin_ns, in.memory_lmin_ns) * f > ref.time_ns / 4) break;
+      cands.consider(f == 1 ? std::string("segments") : fmt::format("segments (L_min x {})", f),
+                     true, [&](double tighten) {
+                       plan::SegmentPlanInput s = in;
+                       s.core_lmin_ns *= f;
+                       s.memory_lmin_ns *= f;
+                       s.extra_tighten_ns = tighten;
+                       const plan::SegmentPlan sp = plan::plan_segments(s, em0);
+                       if (f == 1) seg_report = sp.report;
+                       return plan::Proposal{sp.have, sp.pairs, sp.emulation};
+                     });
+    }
+    // 2. One pair per kernel (kernel-predictive's knapsack: the answer as the
+    // latency goes to zero), followed early and, with a real latency, also
+    // requested at each kernel's start; 3. one pair per phase.
+    plan::KernelPlanInput kin;
+    kin.gpu = in.gpu;
+    kin.kernels = items;
+    kin.start = in.start;
+    kin.plan.objective = objective_;
+    kin.plan.cyclic = true;
+    kin.plan.policy = "latency-aware";
+    auto knapsack = [&](plan::KernelPlanInput k) {
+      return [&, k](double tighten) mutable {
+        k.extra_tighten_ns = tighten + margin * em0.time_ns;
+        const plan::KernelPlan kp = plan::plan_kernels(k);
+        const bool saves = !(kp.pairs == std::vector<Clocks>(n, def));
+        return plan::Proposal{saves, kp.pairs, kp.emulation};
+      };
+    };
+    cands.consider("per-kernel knapsack", true, knapsack(kin));
+    if (early) cands.consider("per-kernel knapsack at kernel start", false, knapsack(kin));
+    {
+      plan::KernelPlanInput k = kin;
+      std::array<int, kPhaseCount> group_of_phase{};
+      group_of_phase.fill(-1);
+      Phase cur = Phase::other;
+      for (std::size_t i = 0; i < n; ++i) {
+        Phase ph = seq[i].phase;
+        if (ph == Phase::other && i > 0) ph = cur;
+        cur = ph;
+        auto& g = group_of_phase[static_cast<std::size_t>(ph)];
+        if (g < 0) g = static_cast<int>(k.groups++);
+        k.group_of_kernel.push_back(static_cast<std::uint32_t>(g));
+      }
+      cands.consider("one pair per phase", true, knapsack(k));
+    }
+    // 4. The best single pair.
+    if (!(single == def))
+      cands.consider("single pair", true, [&](double tighten) {
+        if (tighten > 0) return plan::Proposal{};
+        const std::vector<Clocks> pairs(n, single);
+        return plan::Proposal{true, pairs, plan::emulate(in.gpu, items, pairs, in.start)};
+      });
+
+    const plan::RehearsedCandidate* best = cands.best(ref);
+    plan::SolveReport r = seg_report;
+    r.policy = "latency-aware";
+    r.what = fmt::format("{}; rehearsed: {}; chose {}", seg_report.what, cands.summary(),
+                         best ? best->name : std::string("the default clocks"));
+    r.budget_ns = budget;
+    r.time_ns = best ? best->rehearsal.time_ns : ref.time_ns;
+    r.rounds = cands.rehearsals();
+    r.solve_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
             .count();
-    report(sp.report);
-    std::vector<plan::Switcher::Step> steps(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      steps[i].pair = sp.pairs[i];
-      steps[i].duration_ns = sp.emulation.time_of_step[i];
-      steps[i].gap_ns = seq[i].gap_after_ns;
+    report(r);
+    if (!best) return;
+    switcher_.set_plan(best->steps, best->early);
+  }
+
+  // The single pair best under the objective on the learned iteration whose
+  // emulated time meets `budget_ns` (the default pair when none saves).
+  Clocks best_single_pair(const GpuModel& gpu, const std::vector<plan::ItemSpec>& items,
+                          const plan::EmulationStart& st, double budget_ns) const {
+    const Device& d = *gpu.device;
+    const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+    Clocks best = def;
+    bool have = false;
+    double best_s = 0;
+    for (const Clocks& c : plan::make_grid(d).pairs) {
+      const plan::Emulation em =
+          plan::emulate(gpu, items, std::vector<Clocks>(items.size(), c), st);
+      if (objective_.time_bounded() && em.time_ns > budget_ns) continue;
+      const double s = objective_.score(em.energy_j, em.time_ns);
+      if (!have || s < best_s) {
+        best = c;
+        best_s = s;
+        have = true;
+      }
     }
-    switcher_.set_plan(std::move(steps), true);
+    return best;
   }
 
   Objective objective_;

@@ -13,6 +13,7 @@
 #include <algorithm>
 
 #include "policies/online/learner.h"
+#include "policies/online/rehearsal.h"
 #include "policies/online/switcher.h"
 #include "policies/planning/kernel_plan.h"
 #include "policies/planning/replay.h"
@@ -226,6 +227,77 @@ TEST(ToyPolicies, KernelPredictiveIssuesSwitchesEarlySoTheyLandOnTime) {
     if (s.domain != SwitchRecord::Domain::power_cap && s.request_ns >= 30'000'000) {
       EXPECT_EQ(s.land_ns % 10'000'000, 0) << "lands at a kernel boundary";
     }
+}
+
+// An online policy's rehearsal (plan::rehearse) of the learned iteration with
+// 2 ms switches, no stall. The plan: A at (2000, 500), B at (1000, 1000).
+//   Requested at each kernel's start: A runs 2 ms at (2000, 1000) (220 W) and
+//   8 ms at (2000, 500) (205 W): 10 ms, 2.08 J; B runs 2 ms at (2000, 500),
+//   half speed on memory, doing 1 ms of its work (205 W, 0.41 J), then 9 ms
+//   at (1000, 1000) (110 W, 0.99 J): 21 ms, 3.48 J in all.
+//   Followed early: A as above (the first request cannot be early), B's
+//   request at 8 ms lands at 10 ms: 20 ms, 2.08 + 1.1 = 3.18 J.
+class RehearsalProbe final : public Policy {
+ public:
+  void begin(PolicyContext& ctx) override {
+    std::vector<plan::ItemSpec> items(2);
+    std::vector<plan::Switcher::Step> steps(2);
+    for (std::size_t i = 0; i < 2; ++i) {
+      items[i].cost = ctx.costs()[i];
+      steps[i].duration_ns = 10'000'000;
+    }
+    steps[0].pair = make_clocks(ctx.device(), 2000, 500);
+    steps[1].pair = make_clocks(ctx.device(), 1000, 1000);
+    const plan::RehearsalStart st{2000, make_clocks(ctx.device(), 2000, 1000)};
+    none = plan::rehearse(ctx, items, nullptr, true, st);
+    at_start = plan::rehearse(ctx, items, &steps, false, st);
+    early = plan::rehearse(ctx, items, &steps, true, st);
+  }
+  plan::Rehearsal none, at_start, early;
+};
+
+TEST(ToyPolicies, RehearsalRunsTheLearnedIterationWithTheSwitchLatency) {
+  Rig rig(1);
+  rig.dev.memory_switch_stall_us = 0.0;
+  RehearsalProbe probe;
+  EngineInputs in;
+  in.workload = &rig.w;
+  in.device = &rig.dev;
+  in.latency = &rig.lat;
+  in.power = &rig.pow;
+  in.governor = &rig.gov;
+  in.costs = &rig.costs;
+  EngineConfig cfg;
+  cfg.switch_latency_override_us = 2000.0;
+  replay(in, probe, cfg);
+  EXPECT_NEAR(probe.none.time_ns, 20e6, 1);
+  EXPECT_NEAR(probe.none.energy_j, 4.4, 1e-9);
+  EXPECT_NEAR(probe.at_start.time_ns, 21e6, 1);
+  EXPECT_NEAR(probe.at_start.energy_j, 3.48, 1e-9);
+  EXPECT_NEAR(probe.early.time_ns, 20e6, 1);
+  EXPECT_NEAR(probe.early.energy_j, 3.18, 1e-9);
+}
+
+TEST(ToyPolicies, OnlinePoliciesHoldTheBudgetWhenTheirSwitchesWouldLandLate) {
+  // 2 ms switches requested at kernel start (early=0): every per-kernel plan
+  // that moves a clock makes B run late (21 ms for 20 ms, rehearsed above), so
+  // kernel-predictive holds the default clocks: the baseline's 60 ms and
+  // 4.4 J per iteration, and a note saying why.
+  Rig rig(3);
+  rig.dev.memory_switch_stall_us = 0.0;
+  const RunResult r = rig.run("kernel-predictive", {{"early", "0"}}, true, 2000.0);
+  EXPECT_EQ(r.end_ns - r.begin_ns, 60'000'000);
+  for (int it = 0; it < 3; ++it) EXPECT_NEAR(iteration_energy(r, it), 4.4, 1e-9) << it;
+  ASSERT_EQ(r.policy_notes.size(), 1u);
+  EXPECT_NE(r.policy_notes[0].find("holding the default clocks"), std::string::npos);
+  // Followed early, the same plan lands on time: 3.18 J in the iteration it
+  // is made in (its first request is made at A's start), 3.15 J after.
+  for (const char* p : {"kernel-predictive", "latency-aware"}) {
+    const RunResult e = rig.run(p, {}, true, 2000.0);
+    EXPECT_EQ(e.end_ns - e.begin_ns, 60'000'000) << p;
+    EXPECT_NEAR(iteration_energy(e, 1), 3.18, 1e-9) << p;
+    EXPECT_NEAR(iteration_energy(e, 2), 3.15, 1e-9) << p;
+  }
 }
 
 TEST(ToyPolicies, LatencyOracleIsTheKernelOracleWithoutLatency) {

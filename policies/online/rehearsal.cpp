@@ -1,0 +1,86 @@
+#include "policies/online/rehearsal.h"
+
+#include <cmath>
+
+#include "sim/timeline_context.h"
+
+namespace dvfsim::plan {
+
+namespace {
+
+class Context final : public TimelineContext<PolicyContext> {
+ public:
+  using TimelineContext::TimelineContext;
+  GpuTimeline& timeline() { return tl_; }
+};
+
+class Driver final : public Policy {
+ public:
+  Switcher switcher;
+  void on_timer(PolicyContext& ctx) override {
+    if (switcher.active()) switcher.on_timer(ctx);
+  }
+};
+
+LatencyDistribution fixed_us(double ns) {
+  LatencyDistribution d;
+  d.value_us = ns * 1e-3;
+  return d;
+}
+
+}  // namespace
+
+Rehearsal rehearse(const PolicyContext& ctx, const std::vector<ItemSpec>& items,
+                   const std::vector<Switcher::Step>* steps, bool early,
+                   const RehearsalStart& start) {
+  Rehearsal r;
+  const std::size_t n = items.size();
+  if (n == 0) return r;
+  // Each domain at its expected latency, as an oracle's replay does.
+  Device dev = ctx.device();
+  dev.core_switch = fixed_us(ctx.expected_core_switch_ns());
+  dev.memory_switch = fixed_us(ctx.expected_memory_switch_ns());
+  ContextInputs in;
+  in.device = &dev;
+  in.workload = &ctx.workload();  // not read: the policy sees only the learned items
+  in.costs = &ctx.costs();
+  in.latency = &ctx.latency();
+  in.power = &ctx.power();
+  in.governor = ctx.governor();
+  in.policy_name = "rehearsal";
+  TimelineConfig tc;
+  tc.core_switch = dev.core_switch;
+  tc.memory_switch = dev.memory_switch;
+  tc.memory_stall_ns = static_cast<std::int64_t>(std::llround(ctx.expected_memory_stall_ns()));
+  tc.record_switches = false;
+  Driver driver;
+  Context c(in, &driver, tc);
+  GpuTimeline& tl = c.timeline();
+  if (start.cap_mhz > 0) tl.set_cap(start.cap_mhz);
+  const Device& d = ctx.device();
+  const Clocks from = start.from.memory_mhz != 0
+                          ? start.from
+                          : make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+  tl.set_clocks_now(from.core_mhz, from.memory_mhz);
+  tl.start(0);
+  if (steps) driver.switcher.set_plan(*steps, early);
+  FinishedKernel done;
+  for (std::size_t i = 0; i < n; ++i) {
+    tl.fire_due_events();
+    if (steps) driver.switcher.on_start(c, static_cast<int>(i));
+    tl.fire_due_events();
+    tl.begin_kernel(items[i].cost, items[i].time_scale, static_cast<std::int32_t>(i));
+    while (!tl.advance(GpuTimeline::kNever, &done)) {
+    }
+    if (steps) driver.switcher.on_end(c);
+    tl.fire_due_events();
+    r.time_ns = static_cast<double>(tl.now());
+    if (i + 1 < n)
+      tl.advance(tl.now() + static_cast<std::int64_t>(std::llround(items[i].gap_ns)), &done);
+  }
+  r.energy_j = tl.energy_j();
+  r.switches = tl.clock_switches();
+  return r;
+}
+
+}  // namespace dvfsim::plan
