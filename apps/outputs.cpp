@@ -197,6 +197,14 @@ std::string summary_json(const RunSpec& spec, const Simulation& sim) {
 
 namespace {
 
+// The text a sink writer writes, as one string (for tests and the Python
+// module; runs stream into files instead).
+std::string sink_text(void (*write)(OutputSink&, const Simulation&), const Simulation& sim) {
+  StringSink s;
+  write(s, sim);
+  return s.str();
+}
+
 // Each interned name quoted once (CSV or JSON), not once per kernel.
 std::vector<std::string> quoted_names(const Workload& w, std::string (*quote)(std::string_view)) {
   std::vector<std::string> out;
@@ -238,9 +246,7 @@ void write_kernels_csv(OutputSink& out, const Simulation& sim) {
 }
 
 std::string kernels_csv(const Simulation& sim) {
-  StringSink s;
-  write_kernels_csv(s, sim);
-  return s.str();
+  return sink_text(&write_kernels_csv, sim);
 }
 
 void write_timeline_csv(OutputSink& out, const Simulation& sim) {
@@ -257,9 +263,7 @@ void write_timeline_csv(OutputSink& out, const Simulation& sim) {
 }
 
 std::string timeline_csv(const Simulation& sim) {
-  StringSink s;
-  write_timeline_csv(s, sim);
-  return s.str();
+  return sink_text(&write_timeline_csv, sim);
 }
 
 void write_clock_switches_csv(OutputSink& out, const Simulation& sim) {
@@ -275,9 +279,7 @@ void write_clock_switches_csv(OutputSink& out, const Simulation& sim) {
 }
 
 std::string clock_switches_csv(const Simulation& sim) {
-  StringSink s;
-  write_clock_switches_csv(s, sim);
-  return s.str();
+  return sink_text(&write_clock_switches_csv, sim);
 }
 
 namespace {
@@ -481,9 +483,7 @@ void write_perfetto_trace_json(OutputSink& out, const Simulation& sim) {
 }
 
 std::string perfetto_trace_json(const Simulation& sim) {
-  StringSink s;
-  write_perfetto_trace_json(s, sim);
-  return s.str();
+  return sink_text(&write_perfetto_trace_json, sim);
 }
 
 std::string manifest_json(const RunSpec& spec, const Simulation& sim) {

@@ -117,21 +117,9 @@ Simulation simulate_parallel(const RunSpec& spec, ParallelSpec ps) {
     rest.erase(it);
   }
   const std::map<std::string, std::string> policy_settings = apply_engine_settings(rest, settings);
-  sim.engine = settings.engine;
-  sim.models = settings.models;
-  sim.host = settings.host;
-  sim.workload = load_workload(spec.trace_path, spec.trace_options, sim.host);
-  if (detect_trace_format(spec.trace_path) != TraceFormat::kineto) sim.host.enabled = false;
-  sim.target = load_device_cached(spec.device);
+  const Prepared p = prepare_run(spec, settings, policy_settings, sim);
   const PolicyInfo& info = find_policy(spec.policy);
-  sim.policy_params = resolve_params(info, policy_settings).all();
   const Device& d = sim.target->device;
-  sim.latency_model = d.latency.model;
-  sim.power_model = d.power.model;
-  sim.governor = d.governor.model;
-  const Prepared p = prepare(sim.workload, sim.target, sim.models);
-  sim.capture = p.capture;
-  sim.power_limit_w = d.power_limit_w;
 
   auto summary = std::make_shared<ParallelSummary>();
   summary->job = make_job(*sim.workload, ps, d.name);

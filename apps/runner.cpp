@@ -169,13 +169,8 @@ Prepared prepare_at_limit(const std::shared_ptr<const Workload>& w,
   return prepare(w, limited, options);
 }
 
-Simulation simulate(const RunSpec& spec) {
-  Simulation sim;
-  RunSettings settings;
-  settings.engine.seed = spec.seed;
-  settings.engine.record_timeline = spec.record_timeline;
-  const std::map<std::string, std::string> policy_settings =
-      apply_engine_settings(spec.settings, settings);
+Prepared prepare_run(const RunSpec& spec, const RunSettings& settings,
+                     const std::map<std::string, std::string>& policy_settings, Simulation& sim) {
   sim.engine = settings.engine;
   sim.models = settings.models;
   sim.host = settings.host;
@@ -189,9 +184,22 @@ Simulation simulate(const RunSpec& spec) {
   sim.latency_model = d.latency.model;
   sim.power_model = d.power.model;
   sim.governor = d.governor.model;
-  const Prepared p = prepare(sim.workload, sim.target, sim.models);
+  Prepared p = prepare(sim.workload, sim.target, sim.models);
   sim.capture = p.capture;
   sim.power_limit_w = d.power_limit_w;
+  return p;
+}
+
+Simulation simulate(const RunSpec& spec) {
+  Simulation sim;
+  RunSettings settings;
+  settings.engine.seed = spec.seed;
+  settings.engine.record_timeline = spec.record_timeline;
+  const std::map<std::string, std::string> policy_settings =
+      apply_engine_settings(spec.settings, settings);
+  const Prepared p = prepare_run(spec, settings, policy_settings, sim);
+  const PolicyInfo& info = find_policy(spec.policy);
+  const Device& d = sim.target->device;
   if (!spec.baseline.empty() && spec.baseline != "none") {
     find_policy(spec.baseline);
     sim.baseline = replay_policy(p, spec.baseline, {}, sim.engine);

@@ -107,6 +107,14 @@ Prepared prepare_at_limit(const std::shared_ptr<const Workload>& w,
                           const std::shared_ptr<const LoadedDevice>& target, double limit_w,
                           const ModelOptions& options);
 
+// The set-up every run shares: copies the engine, model and host settings
+// into `sim`, loads the trace and the target device, resolves the policy's
+// parameters (`sim.policy_params`; InputError on an unknown policy) and
+// records the models, then prepares the replay inputs.
+struct RunSettings;  // apps/settings.h
+Prepared prepare_run(const RunSpec& spec, const RunSettings& settings,
+                     const std::map<std::string, std::string>& policy_settings, Simulation& sim);
+
 // Percent helpers with the sign convention of summary.json.
 double energy_saving_pct(const RunResult& r, const RunResult& base);
 double slowdown_pct(const RunResult& r, const RunResult& base);
