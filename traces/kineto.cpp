@@ -7,6 +7,11 @@
 #include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+#include <deque>
 #include <map>
 #include <tuple>
 #include <unordered_map>
@@ -58,7 +63,7 @@ bool in_int64(double d) {  // d converts to int64_t without overflow
 // A time stamp read from an event, for the span check after all are read.
 struct Stamp {
   std::size_t index;
-  std::string_view cat;
+  std::string_view cat;  // in the reader's StringPool
   std::int64_t ns;
 };
 
@@ -129,7 +134,7 @@ void read_dim3(dom::object args, std::string_view key, std::uint32_t (&out)[3]) 
 
 struct Activity {
   ActivityKind kind;
-  std::string_view name;
+  std::string_view name;  // in the reader's StringPool
   std::int64_t start_ns, duration_ns;
   std::int64_t correlation, external_id;
   std::int32_t stream, device;
@@ -141,14 +146,18 @@ struct Activity {
   std::int64_t host_tid = -1;
 };
 
+enum class SyncKind { none, device, stream, event, copy };
+
 struct RuntimeCall {
-  std::string_view name;
+  SyncKind sync;  // of its name
   std::int64_t ts_ns, end_ns, tid, correlation;
 };
 
+// An operator event, kept as its text: converted (to_op_call) only when it
+// launched work, once the whole trace is read.
 struct CpuOp {
-  dom::object obj;
-  std::string_view name;
+  std::string text;
+  std::string_view name;  // in the reader's StringPool
   std::int64_t dur_ns;
 };
 
@@ -157,7 +166,7 @@ struct Interval {
 };
 
 struct CudaSync {
-  std::string_view name;
+  bool stream_wait_event;  // named "Stream Wait Event"
   std::int64_t correlation, stream, wait_on_stream, record_correlation;
 };
 
@@ -201,7 +210,8 @@ enum class Cat {
 
 Cat category(std::string_view cat) {
   std::string low(cat);
-  for (char& c : low) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : low)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
   if (low == "kernel") return Cat::kernel;
   if (low == "gpu_memset" || low == "memset") return Cat::memset;
   if (low == "gpu_memcpy" || low == "memcpy") return Cat::memcpy;
@@ -229,8 +239,6 @@ std::int64_t tid_of(dom::object ev) {
   return optional_int(ev, "tid", -1);
 }
 
-enum class SyncKind { none, device, stream, event, copy };
-
 SyncKind sync_kind(std::string_view name) {
   if (name == "cudaDeviceSynchronize" || name == "cuCtxSynchronize") return SyncKind::device;
   if (name == "cudaStreamSynchronize" || name == "cuStreamSynchronize") return SyncKind::stream;
@@ -241,11 +249,13 @@ SyncKind sync_kind(std::string_view name) {
   return SyncKind::none;
 }
 
-OpCall to_op_call(const CpuOp& op) {
+OpCall to_op_call(const CpuOp& op, dom::parser& parser) {
   OpCall call;
   call.name = std::string(op.name);
-  dom::object args;
-  if (op.obj["args"].get(args) != simdjson::SUCCESS) return call;
+  dom::object obj, args;
+  if (parser.parse(op.text).get(obj) != simdjson::SUCCESS ||
+      obj["args"].get(args) != simdjson::SUCCESS)
+    return call;
   if (op.name == "record_param_comms" || starts_with(op.name, "c10d::") ||
       starts_with(op.name, "nccl:")) {
     double v = 0;
@@ -315,41 +325,435 @@ OpCall to_op_call(const CpuOp& op) {
   return call;
 }
 
+// What classify_kernel depends on, by pooled name.
+struct ClassKey {
+  const char* name;
+  const char* op;
+  ActivityKind kind;
+  Phase phase;
+  bool operator==(const ClassKey&) const = default;
+};
+struct ClassKeyHash {
+  std::size_t operator()(const ClassKey& k) const {
+    const auto h = std::hash<const void*>{};
+    return h(k.name) * 31 + h(k.op) * 7 + static_cast<std::size_t>(k.kind) * 3 +
+           static_cast<std::size_t>(k.phase);
+  }
+};
+
 // Activities sorted by launch; (host_ns, correlation) is the order key.
 using LaunchKey = std::pair<std::int64_t, std::int64_t>;
 
-}  // namespace
-
-Workload parse_kineto(std::string_view json, const std::string& path, bool padded,
-                      const TraceOptions& options) {
-  dom::parser parser;
-  dom::element root;
-  if (auto err = parser.parse(json.data(), json.size(), !padded).get(root))
-    throw InputError(fmt::format("{}: invalid JSON: {}", path, simdjson::error_message(err)));
-  dom::array events;
-  if (root.is_array()) {
-    events = root.get_array().value_unsafe();
-  } else if (root["traceEvents"].get(events) != simdjson::SUCCESS) {
-    throw InputError(fmt::format("{}: not a Kineto trace: missing field 'traceEvents'", path));
+// Names and categories the reader keeps, each stored once: the views stay
+// valid while the pool lives (a deque never moves its elements).
+class StringPool {
+ public:
+  std::string_view operator()(std::string_view s) {
+    if (const auto it = index_.find(s); it != index_.end()) return *it;
+    const std::string_view kept = store_.emplace_back(s);
+    index_.insert(kept);
+    return kept;
   }
 
-  // The GPUs the trace describes, by device id (deviceProperties).
-  std::map<std::int64_t, std::string> device_names;
-  if (root.is_object()) {
-    dom::array props;
-    if (root["deviceProperties"].get(props) == simdjson::SUCCESS) {
-      for (dom::element p : props) {
-        dom::object obj;
-        std::string_view dev_name, arch;
-        if (p.get(obj) != simdjson::SUCCESS) continue;
-        if (obj["name"].get(dev_name) != simdjson::SUCCESS) continue;
-        if (obj["gcnArchName"].get(arch) == simdjson::SUCCESS && !arch.empty())
-          dev_name = dev_name.empty() ? arch : dev_name;
-        device_names.try_emplace(optional_int(obj, "id", 0), std::string(dev_name));
+ private:
+  std::deque<std::string> store_;
+  std::unordered_set<std::string_view> index_;
+};
+
+// ---------------------------------------------------------------------------
+// Streaming: the trace's text is read in pieces (GzipInput inflates on the
+// fly) and split into the elements of "traceEvents" by a scan that tracks
+// only strings and bracket depth; runs of whole events, about kBatchBytes at
+// a time, are parsed as one JSON array by simdjson, handed to the reader and
+// dropped. Neither the text nor the DOM of the whole trace is ever held: the
+// memory is what the reader keeps per event plus one batch.
+
+// Bytes of a trace's text, in order.
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  virtual std::size_t read(char* out, std::size_t n) = 0;  // 0 at the end
+};
+
+class MemorySource final : public ByteSource {
+ public:
+  explicit MemorySource(std::string_view text) : text_(text) {}
+  std::size_t read(char* out, std::size_t n) override {
+    const std::size_t k = std::min(n, text_.size() - at_);
+    std::memcpy(out, text_.data() + at_, k);
+    at_ += k;
+    return k;
+  }
+
+ private:
+  std::string_view text_;
+  std::size_t at_ = 0;
+};
+
+class FileSource final : public ByteSource {
+ public:
+  explicit FileSource(const std::string& path) : in_(path) {}
+  std::size_t read(char* out, std::size_t n) override { return in_.read(out, n); }
+
+ private:
+  traces::GzipInput in_;
+};
+
+// Newlines in [p, p + n), 16 bytes a step.
+std::size_t count_newlines(const char* p, std::size_t n) {
+  std::size_t count = 0, i = 0;
+#if defined(__SSE2__)
+  const __m128i nl = _mm_set1_epi8('\n');
+  while (i + 16 <= n) {  // byte counters, summed before any can pass 255
+    __m128i acc = _mm_setzero_si128();
+    for (int k = 0; k < 255 && i + 16 <= n; ++k, i += 16)
+      acc = _mm_sub_epi8(
+          acc, _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)), nl));
+    const __m128i sums = _mm_sad_epu8(acc, _mm_setzero_si128());
+    count += static_cast<std::size_t>(_mm_cvtsi128_si32(sums)) +
+             static_cast<std::size_t>(_mm_extract_epi16(sums, 4));
+  }
+#endif
+  for (; i < n; ++i) count += p[i] == '\n';
+  return count;
+}
+
+// The end of a JSON object or array: tracks strings (and their escapes) and
+// bracket depth only, 16 bytes a step, resumable where the text stops. What
+// it passes over is checked by simdjson afterwards.
+class ContainerScan {
+ public:
+  // Scans text[from, to); the offset just past the closing bracket, or 0
+  // when the container goes on past `to`.
+  std::size_t run(const char* text, std::size_t from, std::size_t to) {
+    std::size_t i = from;
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+    const __m128i open_brace = _mm_set1_epi8('{'), close_brace = _mm_set1_epi8('}');
+    const __m128i open_bracket = _mm_set1_epi8('['), close_bracket = _mm_set1_epi8(']');
+    for (; i + 16 <= to; i += 16) {
+      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text + i));
+      const __m128i brackets = _mm_or_si128(
+          _mm_or_si128(_mm_cmpeq_epi8(b, open_brace), _mm_cmpeq_epi8(b, close_brace)),
+          _mm_or_si128(_mm_cmpeq_epi8(b, open_bracket), _mm_cmpeq_epi8(b, close_bracket)));
+      const __m128i strings = _mm_or_si128(_mm_cmpeq_epi8(b, quote), _mm_cmpeq_epi8(b, backslash));
+      auto mask = static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(brackets, strings)));
+      if (escaped_) {  // the first byte is escaped
+        mask &= ~1u;
+        escaped_ = false;
       }
+      while (mask != 0) {
+        const auto bit = static_cast<unsigned>(__builtin_ctz(mask));
+        mask &= mask - 1;
+        if (step(text[i + bit])) return i + bit + 1;
+        if (escaped_ && bit < 15) {  // skip the escaped byte
+          mask &= ~(1u << (bit + 1));
+          escaped_ = false;
+        }
+      }
+    }
+#endif
+    for (; i < to; ++i) {
+      if (escaped_) {
+        escaped_ = false;
+        continue;
+      }
+      if (step(text[i])) return i + 1;
+    }
+    return 0;
+  }
+
+ private:
+  // One byte that may matter; true when it closes the container.
+  bool step(char x) {
+    if (in_string_) {
+      if (x == '\\')
+        escaped_ = true;
+      else if (x == '"')
+        in_string_ = false;
+      return false;
+    }
+    if (x == '"') {
+      in_string_ = true;
+    } else if (x == '{' || x == '[') {
+      ++depth_;
+    } else if ((x == '}' || x == ']') && depth_ > 0) {
+      return --depth_ == 0;
+    }
+    return false;
+  }
+
+  std::size_t depth_ = 0;
+  bool in_string_ = false, escaped_ = false;
+};
+
+bool is_ws(char c) {
+  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+// The top level of a Kineto trace: an object with "traceEvents" (and
+// "deviceProperties"), or a bare array of events. `on_event(element, index,
+// text)` sees every element of the events array in order; the element and
+// its text live until it returns.
+class EventStream {
+ public:
+  // The sizes a piece is read and a batch is parsed (tests shrink them to
+  // put piece and batch boundaries everywhere).
+  static constexpr std::size_t kChunkBytes = 1 << 20;
+  static constexpr std::size_t kBatchBytes = 1 << 19;
+
+  EventStream(ByteSource& src, const std::string& path, std::size_t chunk = kChunkBytes,
+              std::size_t batch = kBatchBytes)
+      : src_(src), path_(path), chunk_(std::max<std::size_t>(chunk, 1)), batch_bytes_(batch) {}
+
+  template <class OnEvent>
+  void run(OnEvent&& on_event) {
+    skip_ws();
+    const int first = peek();
+    if (first != '{' && first != '[')
+      throw InputError(
+          fmt::format("{}: not a Kineto JSON trace (does not start with '{{')", path_));
+    bool have_events = false, seen_repeated = false;
+    if (first == '[') {
+      events(on_event);
+      have_events = true;
+    } else {
+      ++pos_;
+      skip_ws();
+      if (peek() == '}') {
+        ++pos_;
+      } else {
+        for (;;) {
+          skip_ws();
+          if (peek() != '"') syntax("expected a field name");
+          const std::size_t key_begin = pos_;
+          scan_value();
+          const std::string key = buf_.substr(key_begin + 1, pos_ - key_begin - 2);
+          const bool repeated = key == "traceEvents" && seen_repeated;
+          if (key == "traceEvents") seen_repeated = true;
+          skip_ws();
+          if (peek() != ':') syntax("expected ':' after a field name");
+          ++pos_;
+          skip_ws();
+          if (peek() == EOF) truncated();
+          if (key == "traceEvents" && !repeated && peek() == '[') {
+            events(on_event);
+            have_events = true;
+          } else {
+            other_value(key == "deviceProperties" && !have_props_);
+          }
+          skip_ws();
+          const int c = peek();
+          ++pos_;
+          if (c == ',') continue;
+          if (c == '}') break;
+          if (c == EOF) truncated();
+          --pos_;
+          syntax("expected ',' or '}' after a top-level field");
+        }
+      }
+    }
+    skip_ws();
+    if (peek() != EOF) syntax("content after the end of the trace");
+    if (!have_events)
+      throw InputError(fmt::format("{}: not a Kineto trace: missing field 'traceEvents'", path_));
+  }
+
+  // The "deviceProperties" value, parsed (null when the trace has none).
+  const dom::element* device_properties() const { return have_props_ ? &props_ : nullptr; }
+
+ private:
+  // More text at the end of the buffer; false at the end of the input.
+  bool fill() {
+    if (eof_) return false;
+    if (buf_.size() - size_ < chunk_) buf_.resize(std::max(2 * buf_.size(), size_ + chunk_));
+    const std::size_t n = src_.read(buf_.data() + size_, std::min(chunk_, buf_.size() - size_));
+    if (n == 0) {
+      eof_ = true;
+      return false;
+    }
+    size_ += n;
+    return true;
+  }
+  int peek() {
+    while (pos_ == size_)
+      if (!fill()) return EOF;
+    return static_cast<unsigned char>(buf_[pos_]);
+  }
+  void skip_ws() {
+    for (;;) {
+      while (pos_ < size_ && is_ws(buf_[pos_])) ++pos_;
+      if (pos_ < size_ || !fill()) return;
+    }
+  }
+  // Drops the text before pos_ (no span may point into it).
+  void compact() {
+    if (pos_ < chunk_) return;
+    line_base_ += count_newlines(buf_.data(), pos_);
+    std::memmove(buf_.data(), buf_.data() + pos_, size_ - pos_);
+    size_ -= pos_;
+    pos_ = 0;
+  }
+  std::size_t line_at(std::size_t at) const { return line_base_ + count_newlines(buf_.data(), at); }
+  [[noreturn]] void truncated() const {
+    throw InputError(fmt::format("{}: invalid JSON: the text ends inside {} (a truncated file)",
+                                 path_, in_events_ ? "the events array" : "the trace"));
+  }
+  [[noreturn]] void syntax(std::string_view what) const {
+    if (pos_ >= size_ && eof_) truncated();
+    throw InputError(fmt::format("{}:{}: invalid JSON: {}", path_, line_at(pos_), what));
+  }
+  // Moves pos_ past the value that starts there (checked by simdjson later).
+  void scan_value() {
+    const char c = buf_[pos_];
+    if (c == '"') {
+      ++pos_;
+      bool escaped = false;
+      for (;;) {
+        while (pos_ < size_) {
+          const char d = buf_[pos_++];
+          if (escaped)
+            escaped = false;
+          else if (d == '\\')
+            escaped = true;
+          else if (d == '"')
+            return;
+        }
+        if (!fill()) truncated();
+      }
+    }
+    if (c == '{' || c == '[') {
+      ContainerScan scan;
+      for (;;) {
+        if (const std::size_t end = scan.run(buf_.data(), pos_, size_)) {
+          pos_ = end;
+          return;
+        }
+        pos_ = size_;
+        if (!fill()) truncated();
+      }
+    }
+    for (;;) {  // a number or literal: up to the next delimiter
+      while (pos_ < size_) {
+        const char d = buf_[pos_];
+        if (is_ws(d) || d == ',' || d == ']' || d == '}') return;
+        ++pos_;
+      }
+      if (!fill()) return;
+    }
+  }
+  // Parses text[begin, end) as one JSON array of `count` values into `arr`.
+  bool parse_array(std::size_t begin, std::size_t end, std::size_t count, dom::array& arr) {
+    const std::size_t n = end - begin + 2;
+    if (batch_.size() < n + simdjson::SIMDJSON_PADDING)
+      batch_.resize(n + simdjson::SIMDJSON_PADDING);
+    batch_[0] = '[';
+    std::memcpy(batch_.data() + 1, buf_.data() + begin, end - begin);
+    batch_[n - 1] = ']';
+    dom::element root;
+    return parser_.parse(batch_.data(), n, false).get(root) == simdjson::SUCCESS &&
+           root.get(arr) == simdjson::SUCCESS && arr.size() == count;
+  }
+  // The error of the first span of the batch that is not valid JSON.
+  [[noreturn]] void batch_error() {
+    for (std::size_t j = 0; j < spans_.size(); ++j) {
+      const auto [b, e] = spans_[j];
+      const std::size_t n = e - b;
+      std::string one(buf_.data() + b, n);
+      one.resize(n + simdjson::SIMDJSON_PADDING);
+      dom::element el;
+      if (auto err = parser_.parse(one.data(), n, false).get(el))
+        throw InputError(fmt::format("{}:{}: event {}: invalid JSON: {}", path_, line_at(b),
+                                     first_index_ + j, simdjson::error_message(err)));
+    }
+    throw InputError(fmt::format("{}:{}: invalid JSON in the events array", path_,
+                                 line_at(spans_.empty() ? pos_ : spans_.front().first)));
+  }
+  template <class OnEvent>
+  void flush(OnEvent& on_event) {
+    if (spans_.empty()) return;
+    dom::array arr;
+    if (!parse_array(spans_.front().first, spans_.back().second, spans_.size(), arr)) batch_error();
+    std::size_t j = 0;
+    for (dom::element el : arr) {
+      const auto [b, e] = spans_[j];
+      on_event(el, first_index_ + j, std::string_view(buf_.data() + b, e - b));
+      ++j;
+    }
+    first_index_ += spans_.size();
+    spans_.clear();
+    batch_size_ = 0;
+    compact();
+  }
+  template <class OnEvent>
+  void events(OnEvent& on_event) {
+    in_events_ = true;
+    ++pos_;  // '['
+    skip_ws();
+    if (peek() == ']') {
+      ++pos_;
+    } else {
+      for (;;) {
+        skip_ws();
+        if (peek() == EOF) truncated();
+        const std::size_t b = pos_;
+        scan_value();
+        spans_.emplace_back(b, pos_);
+        batch_size_ += pos_ - b;
+        skip_ws();
+        const int c = peek();
+        if (c == EOF) truncated();
+        if (c != ',' && c != ']')
+          syntax(
+              fmt::format("expected ',' or ']' after event {}", first_index_ + spans_.size() - 1));
+        ++pos_;
+        if (batch_size_ >= batch_bytes_) flush(on_event);
+        if (c == ']') break;
+      }
+    }
+    flush(on_event);
+    in_events_ = false;
+  }
+  // A top-level value other than the events: checked, and kept when it is
+  // the device properties.
+  void other_value(bool keep) {
+    const std::size_t b = pos_;
+    scan_value();
+    const std::size_t n = pos_ - b;
+    std::string& text = keep ? props_text_ : scratch_;
+    text.assign(buf_.data() + b, n);
+    text.resize(n + simdjson::SIMDJSON_PADDING);
+    dom::parser& p = keep ? props_parser_ : parser_;
+    if (auto err = p.parse(text.data(), n, false).get(props_tmp_))
+      throw InputError(
+          fmt::format("{}:{}: invalid JSON: {}", path_, line_at(b), simdjson::error_message(err)));
+    if (keep) {
+      props_ = props_tmp_;
+      have_props_ = true;
     }
   }
 
+  ByteSource& src_;
+  const std::string& path_;
+  std::size_t chunk_, batch_bytes_;
+  std::string buf_;  // text [0, size_) read and not yet dropped
+  std::size_t size_ = 0, pos_ = 0;
+  std::size_t line_base_ = 1;  // the line buf_[0] lies on
+  bool eof_ = false, in_events_ = false;
+  std::vector<std::pair<std::size_t, std::size_t>> spans_;  // events of the batch
+  std::size_t batch_size_ = 0, first_index_ = 0;
+  std::string batch_, scratch_, props_text_;
+  dom::parser parser_, props_parser_;
+  dom::element props_, props_tmp_;
+  bool have_props_ = false;
+};
+
+}  // namespace
+
+Workload kineto_from(ByteSource& src, const std::string& path, const TraceOptions& options,
+                     std::size_t chunk_bytes, std::size_t batch_bytes) {
+  EventStream events(src, path, chunk_bytes, batch_bytes);
+  StringPool pool;
   std::vector<Activity> acts;
   std::vector<RuntimeCall> calls;
   std::unordered_map<std::int64_t, std::size_t> call_by_corr;
@@ -357,7 +761,7 @@ Workload parse_kineto(std::string_view json, const std::string& path, bool padde
   std::unordered_map<std::int64_t, IntervalSet> autograd_ops;  // by tid
   std::unordered_set<std::int64_t> autograd_tids;
   std::vector<Interval> profiler_steps, optimizer_steps, zero_grads;
-  std::vector<std::pair<Interval, std::string_view>> annotations;  // record_function ranges
+  std::vector<std::pair<Interval, std::string_view>> annotations;  // record_function ranges (pool)
   std::vector<CudaSync> cuda_syncs;
   std::vector<Stamp> stamps;
   std::size_t hip_calls = 0;
@@ -365,9 +769,7 @@ Workload parse_kineto(std::string_view json, const std::string& path, bool padde
   calls.reserve(8192);
   op_by_ext.reserve(32768);
 
-  std::size_t index = 0;
-  for (dom::element el : events) {
-    const std::size_t i = index++;
+  events.run([&](dom::element el, const std::size_t i, std::string_view text) {
     dom::object ev;
     if (el.get(ev) != simdjson::SUCCESS)
       throw InputError(fmt::format("{}: event {}: not a JSON object", path, i));
@@ -381,9 +783,10 @@ Workload parse_kineto(std::string_view json, const std::string& path, bool padde
       if (name == "thread_name" && ev["args"].get(args) == simdjson::SUCCESS &&
           args["name"].get(thread) == simdjson::SUCCESS && contains(thread, "autograd"))
         autograd_tids.insert(tid_of(ev));
-      continue;
+      return;
     }
-    if (ph != "X" || cat.empty()) continue;
+    if (ph != "X" || cat.empty()) return;
+    cat = pool(cat);  // kept by the time stamps
     const EventContext ctx{path, i, cat};
     const Cat c = category(cat);
 
@@ -393,7 +796,7 @@ Workload parse_kineto(std::string_view json, const std::string& path, bool padde
       a.kind = is_kernel ? ActivityKind::kernel
                          : (c == Cat::memset ? ActivityKind::memset : ActivityKind::memcpy);
       if (!has_name) ctx.fail("name", "missing");
-      a.name = name;
+      a.name = pool(name);
       a.start_ns = ctx.ts_ns(ev, stamps);
       a.duration_ns = ctx.dur_ns(ev);
       dom::object args;
@@ -416,32 +819,32 @@ Workload parse_kineto(std::string_view json, const std::string& path, bool padde
       if (args["bytes"].get(bytes) == simdjson::SUCCESS) a.bytes = bytes;
       a.device_to_device = contains(name, "DtoD") || contains(name, "PtoP");
       acts.push_back(a);
-      continue;
+      return;
     }
     if (c == Cat::runtime) {
       dom::object args;
       if (ev["args"].get(args) != simdjson::SUCCESS) ctx.fail("args", "missing");
       if (starts_with(name, "hip")) ++hip_calls;
       RuntimeCall r{};
-      r.name = name;
+      r.sync = sync_kind(name);
       r.ts_ns = ctx.ts_ns(ev, stamps);
       r.end_ns = r.ts_ns + ctx.dur_ns(ev);
       r.tid = tid_of(ev);
       r.correlation = ctx.integer(args, "correlation", "args.correlation");
       call_by_corr.emplace(r.correlation, calls.size());
       calls.push_back(r);
-      continue;
+      return;
     }
     if (c == Cat::sync) {
       dom::object args;
-      if (ev["args"].get(args) != simdjson::SUCCESS) continue;
-      cuda_syncs.push_back({name, optional_int(args, "correlation", -1),
+      if (ev["args"].get(args) != simdjson::SUCCESS) return;
+      cuda_syncs.push_back({name == "Stream Wait Event", optional_int(args, "correlation", -1),
                             optional_int(args, "stream", -1),
                             optional_int(args, "wait_on_stream", -1),
                             optional_int(args, "wait_on_cuda_event_record_corr_id", -1)});
-      continue;
+      return;
     }
-    if (c == Cat::gpu_annotation) continue;
+    if (c == Cat::gpu_annotation) return;
     // Step and optimizer markers: record_function ranges, whatever CPU
     // category this PyTorch version files them under.
     const bool step = starts_with(name, "ProfilerStep#");
@@ -453,24 +856,43 @@ Workload parse_kineto(std::string_view json, const std::string& path, bool padde
       if (step) profiler_steps.push_back(iv);
       if (optimizer) optimizer_steps.push_back(iv);
       if (zero_grad) zero_grads.push_back(iv);
-      if (step) continue;
+      if (step) return;
     }
     if (c == Cat::user_annotation) {
       const std::int64_t ts = ctx.ts_ns(ev, stamps);
-      annotations.push_back({{ts, ts + ctx.dur_ns(ev)}, name});
+      annotations.push_back({{ts, ts + ctx.dur_ns(ev)}, pool(name)});
     }
     if (c == Cat::cpu_op) {
       dom::object args;
-      if (ev["args"].get(args) != simdjson::SUCCESS) continue;
+      if (ev["args"].get(args) != simdjson::SUCCESS) return;
       const std::int64_t ext = external_id(args, -1);
       const std::int64_t ts = ctx.ts_ns(ev, stamps);
       const std::int64_t dur = ctx.dur_ns(ev);
       if (starts_with(name, "autograd::engine::evaluate_function"))
         autograd_ops[tid_of(ev)].add({ts, ts + dur});
-      if (ext < 0) continue;
+      if (ext < 0) return;
       // Keep the innermost (shortest) operator of an External id.
-      auto [it, fresh] = op_by_ext.try_emplace(ext, CpuOp{ev, name, dur});
-      if (!fresh && dur < it->second.dur_ns) it->second = CpuOp{ev, name, dur};
+      auto [it, fresh] = op_by_ext.try_emplace(ext);
+      if (fresh || dur < it->second.dur_ns) {
+        it->second.text.assign(text);
+        it->second.name = pool(name);
+        it->second.dur_ns = dur;
+      }
+    }
+  });
+  std::map<std::int64_t, std::string> device_names;  // the GPUs, by id (deviceProperties)
+  if (const dom::element* props = events.device_properties()) {
+    dom::array list;
+    if (props->get(list) == simdjson::SUCCESS) {
+      for (dom::element p : list) {
+        dom::object obj;
+        std::string_view dev_name, arch;
+        if (p.get(obj) != simdjson::SUCCESS) continue;
+        if (obj["name"].get(dev_name) != simdjson::SUCCESS) continue;
+        if (obj["gcnArchName"].get(arch) == simdjson::SUCCESS && !arch.empty())
+          dev_name = dev_name.empty() ? arch : dev_name;
+        device_names.try_emplace(optional_int(obj, "id", 0), std::string(dev_name));
+      }
     }
   }
   if (acts.empty())
@@ -696,6 +1118,8 @@ Workload parse_kineto(std::string_view json, const std::string& path, bool padde
   // Operators: converted once per External id that launched work.
   std::vector<OpCall> op_calls;
   std::unordered_map<std::int64_t, std::int32_t> op_call_of_ext;
+  dom::parser op_parser;
+  std::unordered_map<ClassKey, KernelClass, ClassKeyHash> class_of;
   std::vector<ActivityFacts> facts(acts.size());
 
   w.kernels.resize(acts.size());
@@ -720,7 +1144,7 @@ Workload parse_kineto(std::string_view json, const std::string& path, bool padde
       auto [slot, fresh] = op_call_of_ext.try_emplace(a.external_id, 0);
       if (fresh) {
         slot->second = static_cast<std::int32_t>(op_calls.size());
-        op_calls.push_back(to_op_call(it->second));
+        op_calls.push_back(to_op_call(it->second, op_parser));
       }
       facts[i].op_call = slot->second;
     }
@@ -738,7 +1162,12 @@ Workload parse_kineto(std::string_view json, const std::string& path, bool padde
                             (ag != autograd_ops.end() && ag->second.contains(a.host_ns));
       k.phase = backward ? Phase::backward : Phase::forward;
     }
-    k.cls = classify_kernel(a.kind, op_name, a.name, k.phase);
+    // Names are pooled: the same views for the same names, so one class per
+    // (kind, operator, name, phase) is computed once.
+    const ClassKey key{a.name.data(), op_name.data(), a.kind, k.phase};
+    auto [cls, fresh_cls] = class_of.try_emplace(key);
+    if (fresh_cls) cls->second = classify_kernel(a.kind, op_name, a.name, k.phase);
+    k.cls = cls->second;
   }
 
   // Drop empty iterations and renumber densely.
@@ -777,10 +1206,10 @@ Workload parse_kineto(std::string_view json, const std::string& path, bool padde
   // Host synchronisation points (a blocking copy waits for its own copy too).
   std::unordered_map<std::int64_t, std::int64_t> sync_stream;  // correlation -> stream
   for (const CudaSync& s : cuda_syncs)
-    if (s.correlation >= 0 && s.stream >= 0 && s.name != "Stream Wait Event")
+    if (s.correlation >= 0 && s.stream >= 0 && !s.stream_wait_event)
       sync_stream[s.correlation] = s.stream;
   for (const RuntimeCall& c : calls) {
-    const SyncKind kind = sync_kind(c.name);
+    const SyncKind kind = c.sync;
     if (kind == SyncKind::none) continue;
     SyncPoint p;
     p.kind = kind == SyncKind::device   ? SyncPoint::Kind::device
@@ -806,7 +1235,7 @@ Workload parse_kineto(std::string_view json, const std::string& path, bool padde
   std::unordered_map<std::int64_t, std::vector<std::uint32_t>> on_stream;
   for (std::uint32_t i = 0; i < acts.size(); ++i) on_stream[acts[i].stream].push_back(i);
   for (const CudaSync& s : cuda_syncs) {
-    if (s.name != "Stream Wait Event" || s.record_correlation < 0) continue;
+    if (!s.stream_wait_event || s.record_correlation < 0) continue;
     const auto wait_call = call_by_corr.find(s.correlation);
     const auto record_call = call_by_corr.find(s.record_correlation);
     const auto waiting = on_stream.find(s.stream);
@@ -850,15 +1279,20 @@ Workload parse_kineto(std::string_view json, const std::string& path, bool padde
 }
 
 Workload read_kineto(const std::string& path, const TraceOptions& options) {
-  const std::string text = read_file(path, simdjson::SIMDJSON_PADDING);
-  std::size_t first = 0;
-  while (first < text.size() &&
-         (text[first] == ' ' || text[first] == '\n' || text[first] == '\r' || text[first] == '\t'))
-    ++first;
-  if (first == text.size() || (text[first] != '{' && text[first] != '['))
-    throw InputError(fmt::format("{}: not a Kineto JSON trace (does not start with '{{')", path));
-  return parse_kineto(text, path, text.capacity() >= text.size() + simdjson::SIMDJSON_PADDING,
-                      options);
+  FileSource src(path);
+  return kineto_from(src, path, options, EventStream::kChunkBytes, EventStream::kBatchBytes);
+}
+
+Workload parse_kineto(std::string_view json, const std::string& path, const TraceOptions& options) {
+  MemorySource src(json);
+  return kineto_from(src, path, options, EventStream::kChunkBytes, EventStream::kBatchBytes);
+}
+
+Workload parse_kineto_in_pieces(std::string_view json, const std::string& path,
+                                std::size_t chunk_bytes, std::size_t batch_bytes,
+                                const TraceOptions& options) {
+  MemorySource src(json);
+  return kineto_from(src, path, options, chunk_bytes, batch_bytes);
 }
 
 }  // namespace dvfsim

@@ -3,7 +3,6 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <simdjson.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -126,8 +125,7 @@ Workload parse_any(const std::string& text, const std::string& path, const Trace
     case TraceFormat::native:
       return with_options(parse_native(text, path), options);
     case TraceFormat::kineto:
-      return parse_kineto(text, path, text.capacity() >= text.size() + simdjson::SIMDJSON_PADDING,
-                          options);
+      return parse_kineto(text, path, options);
     case TraceFormat::unknown:
       break;
   }
@@ -201,7 +199,8 @@ Workload read_trace(const std::string& path, const TraceOptions& options, TraceF
   TraceFormat local = TraceFormat::unknown;
   TraceFormat& fmt_out = format ? *format : local;
   std::string cached;
-  if (!options.cache_dir.empty() && detect_trace_format(path) == TraceFormat::kineto) {
+  const bool kineto = detect_trace_format(path) == TraceFormat::kineto;
+  if (!options.cache_dir.empty() && kineto) {
     cached = trace_cache_path(path, options);
     std::error_code ec;
     if (!cached.empty() && fs::is_regular_file(cached, ec)) {
@@ -215,8 +214,9 @@ Workload read_trace(const std::string& path, const TraceOptions& options, TraceF
       }
     }
   }
-  const std::string text = read_file(path, simdjson::SIMDJSON_PADDING);
-  Workload w = parse_any(text, path, options, fmt_out);
+  Workload w = kineto ? read_kineto(path, options)  // streamed, never held whole
+                      : parse_any(read_file(path), path, options, fmt_out);
+  if (kineto) fmt_out = TraceFormat::kineto;
   if (!cached.empty() && fmt_out == TraceFormat::kineto) {
     try {  // best effort: a read-only or full cache directory is skipped
       std::error_code ec;

@@ -8,7 +8,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace dvfsim;
   fuzz::input_errors_only([&] {
-    const Workload w = parse_kineto(fuzz::as_text(data, size), "/nonexistent/fuzz.json", false);
+    const Workload w = parse_kineto(fuzz::as_text(data, size), "/nonexistent/fuzz.json");
     fuzz::check_workload(w);
   });
   return 0;

@@ -60,9 +60,7 @@ class Trace {
     for (const auto& e : events_) events += (events.empty() ? "" : ",") + e;
     return fmt::format(R"({{"deviceProperties":[{}],"traceEvents":[{}]}})", props, events);
   }
-  Workload read(const TraceOptions& o = {}) const {
-    return parse_kineto(json(), "rules.json", false, o);
-  }
+  Workload read(const TraceOptions& o = {}) const { return parse_kineto(json(), "rules.json", o); }
 
  private:
   std::vector<std::pair<int, std::string>> devices_;

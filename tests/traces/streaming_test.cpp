@@ -1,0 +1,178 @@
+// The streaming Kineto reader against the whole-DOM reader it replaced: the
+// same workload, field by field, on every Kineto trace in the repository;
+// and the same workload whatever the sizes of the pieces it reads and the
+// batches it parses.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/error.h"
+#include "sim/files.h"
+#include "test_util.h"
+#include "traces/kineto.h"
+#include "traces/kineto_dom.h"
+
+namespace dvfsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Every Kineto JSON trace below the repository's trace folders.
+std::vector<std::string> repo_traces() {
+  std::vector<std::string> out;
+  const std::string root = DVFSIM_SOURCE_DIR;
+  for (const char* dir : {"/traces/data", "/validation/h200", "/tests/traces/data"}) {
+    std::error_code ec;
+    for (fs::recursive_directory_iterator it(root + dir, ec), end; !ec && it != end;
+         it.increment(ec)) {
+      const std::string p = it->path().string();
+      const bool json = p.ends_with(".json") || p.ends_with(".json.gz");
+      if (!it->is_regular_file() || !json || p.ends_with(".measured.json")) continue;
+      const std::string text = read_file(p);
+      if (text.find("\"traceEvents\"") != std::string::npos) out.push_back(p);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void expect_same(const Workload& a, const Workload& b, const std::string& what) {
+  SCOPED_TRACE(what);
+  EXPECT_EQ(a.source_path, b.source_path);
+  EXPECT_EQ(a.capture.device, b.capture.device);
+  EXPECT_EQ(a.capture.device_name, b.capture.device_name);
+  EXPECT_EQ(a.capture.core_mhz, b.capture.core_mhz);
+  EXPECT_EQ(a.capture.memory_mhz, b.capture.memory_mhz);
+  EXPECT_EQ(a.capture.clocks_source, b.capture.clocks_source);
+  EXPECT_EQ(a.capture.instructions_source, b.capture.instructions_source);
+  EXPECT_EQ(a.names, b.names);
+  EXPECT_EQ(a.iterations, b.iterations);
+  EXPECT_EQ(a.iteration_begin, b.iteration_begin);
+  EXPECT_EQ(a.iteration_rule, b.iteration_rule);
+  EXPECT_EQ(a.steady_iterations, b.steady_iterations);
+  EXPECT_EQ(a.notes, b.notes);
+  ASSERT_EQ(a.kernels.size(), b.kernels.size());
+  for (std::size_t i = 0; i < a.kernels.size(); ++i) {
+    const Kernel& x = a.kernels[i];
+    const Kernel& y = b.kernels[i];
+    SCOPED_TRACE("kernel " + std::to_string(i));
+    EXPECT_EQ(x.name_id, y.name_id);
+    EXPECT_EQ(x.op_id, y.op_id);
+    EXPECT_EQ(x.stream, y.stream);
+    EXPECT_EQ(x.device, y.device);
+    EXPECT_EQ(0, std::memcmp(&x.launch, &y.launch, sizeof x.launch));
+    EXPECT_EQ(x.host_launch_ns, y.host_launch_ns);
+    EXPECT_EQ(x.traced_start_ns, y.traced_start_ns);
+    EXPECT_EQ(x.cls, y.cls);
+    EXPECT_EQ(x.phase, y.phase);
+    EXPECT_EQ(x.iteration, y.iteration);
+    EXPECT_EQ(x.layer, y.layer);
+    EXPECT_EQ(x.correlation, y.correlation);
+    EXPECT_EQ(x.work.duration_ns, y.work.duration_ns);
+    EXPECT_EQ(x.work.flops, y.work.flops);  // exact: the same arithmetic
+    EXPECT_EQ(x.work.dram_bytes, y.work.dram_bytes);
+    EXPECT_EQ(x.work.source, y.work.source);
+    EXPECT_EQ(x.work.instructions, y.work.instructions);
+    EXPECT_EQ(x.work.instructions_source, y.work.instructions_source);
+    if (::testing::Test::HasFailure()) return;  // one kernel's mismatch is enough
+  }
+  ASSERT_EQ(a.syncs.size(), b.syncs.size());
+  for (std::size_t i = 0; i < a.syncs.size(); ++i) {
+    EXPECT_EQ(a.syncs[i].kind, b.syncs[i].kind);
+    EXPECT_EQ(a.syncs[i].host_begin_ns, b.syncs[i].host_begin_ns);
+    EXPECT_EQ(a.syncs[i].traced_end_ns, b.syncs[i].traced_end_ns);
+    EXPECT_EQ(a.syncs[i].waits_until_kernel, b.syncs[i].waits_until_kernel);
+    EXPECT_EQ(a.syncs[i].stream, b.syncs[i].stream);
+  }
+  ASSERT_EQ(a.event_waits.size(), b.event_waits.size());
+  for (std::size_t i = 0; i < a.event_waits.size(); ++i) {
+    EXPECT_EQ(a.event_waits[i].kernel, b.event_waits[i].kernel);
+    EXPECT_EQ(a.event_waits[i].after, b.event_waits[i].after);
+  }
+}
+
+// The workload or the error message.
+template <class F>
+std::pair<std::optional<Workload>, std::string> outcome(F&& read) {
+  try {
+    return {read(), ""};
+  } catch (const InputError& e) {
+    return {std::nullopt, e.what()};
+  }
+}
+
+TEST(StreamingKineto, SameWorkloadAsTheDomReaderOnEveryRepoTrace) {
+  const std::vector<std::string> traces = repo_traces();
+  ASSERT_GE(traces.size(), 25u);  // 1 shipped, 16 validation, 10 test excerpts
+  std::size_t read = 0;
+  for (const std::string& path : traces) {
+    for (const int gpu : {-1, 0}) {
+      TraceOptions o;
+      o.gpu = gpu;
+      const auto dom = outcome([&] { return read_kineto_dom(path, o); });
+      const auto streamed = outcome([&] { return read_kineto(path, o); });
+      const std::string what = path + " --gpu " + std::to_string(gpu);
+      ASSERT_EQ(dom.first.has_value(), streamed.first.has_value())
+          << what << ": " << dom.second << " | " << streamed.second;
+      if (!dom.first) {
+        EXPECT_EQ(dom.second, streamed.second) << what;
+        continue;
+      }
+      expect_same(*dom.first, *streamed.first, what);
+      ++read;
+    }
+  }
+  EXPECT_GE(read, 2 * traces.size() - 4);  // all but the multi-GPU file without --gpu
+}
+
+TEST(StreamingKineto, PieceAndBatchSizesDoNotMatter) {
+  for (const char* name :
+       {"mini_optimizer.json", "mini_event_wait.json",
+        "foreign/v100_resnet50_legacy_excerpt.json.gz", "foreign/b200_vllm_excerpt.json.gz"}) {
+    const std::string path = test::test_data(name);
+    const std::string text = read_file(path);
+    const Workload whole = parse_kineto_in_pieces(text, path, text.size() + 1, text.size() + 1);
+    for (const auto& [chunk, batch] : std::vector<std::pair<std::size_t, std::size_t>>{
+             {1, 1}, {7, 1}, {64, 200}, {4096, 1 << 20}}) {
+      const Workload w = parse_kineto_in_pieces(text, path, chunk, batch);
+      expect_same(whole, w, std::string(name) + " chunk " + std::to_string(chunk));
+    }
+  }
+}
+
+std::string error_of(std::string_view json) {
+  try {
+    parse_kineto_in_pieces(json, "t.json", 5, 1);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(StreamingKineto, SyntaxErrorsNameTheLineAndTheEvent) {
+  EXPECT_EQ(error_of("{\"traceEvents\": [\n{\"ph\": \"X\"},\n{\"ph\": tru}\n]}"),
+            "t.json:3: event 1: invalid JSON: Problem while parsing an atom starting with the "
+            "letter 't'");
+  EXPECT_EQ(error_of("{\"traceEvents\": [{\"ph\": \"X\"}\n {\"ph\": \"X\"}]}"),
+            "t.json:2: invalid JSON: expected ',' or ']' after event 0");
+  EXPECT_EQ(error_of("{\"traceEvents\": [{\"ph\": \"X\"}, {\"ph\": \"X"),
+            "t.json: invalid JSON: the text ends inside the events array (a truncated file)");
+  EXPECT_EQ(error_of("{\"traceEvents\": []}\n\nx"),
+            "t.json:3: invalid JSON: content after the end of the trace");
+  EXPECT_EQ(error_of("{\"schemaVersion\": 1, \"deviceProperties\": [{]}"),
+            "t.json:1: invalid JSON: The JSON document has an improper structure: missing or "
+            "superfluous commas, braces, missing keys, etc.");
+  EXPECT_EQ(error_of("{\"traceEvents\": [1, 2], \"x\": 1"),
+            "t.json: event 0: not a JSON object");  // the events come first
+  EXPECT_EQ(error_of("{\"traceEvents\": []"),
+            "t.json: invalid JSON: the text ends inside the trace (a truncated file)");
+  EXPECT_EQ(error_of("  x"), "t.json: not a Kineto JSON trace (does not start with '{')");
+}
+
+}  // namespace
+}  // namespace dvfsim

@@ -1,0 +1,858 @@
+#include "traces/kineto_dom.h"
+
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "sim/error.h"
+#include "traces/annotate.h"
+#include "traces/capture_info.h"
+#include "traces/classify.h"
+#include "traces/gzip_io.h"
+#include "traces/instructions.h"
+#include "traces/iterations.h"
+
+namespace dvfsim {
+namespace {
+
+namespace dom = simdjson::dom;
+
+bool starts_with(std::string_view s, std::string_view p) {
+  return s.substr(0, p.size()) == p;
+}
+bool contains(std::string_view s, std::string_view n) {
+  return s.find(n) != std::string_view::npos;
+}
+
+// Kineto times are microseconds with three decimals. Splitting off the
+// integer part keeps the conversion exact for 2^43 us (about 100 days).
+// Callers pass only values checked by EventContext::ts_ns / dur_ns.
+std::int64_t us_to_ns(double us) {
+  const double whole = std::floor(us);
+  return static_cast<std::int64_t>(whole) * 1000 + std::llround((us - whole) * 1000.0);
+}
+
+// Time stamp range (docs/trace-format.md, "Time stamps"): |ts| and dur up to
+// 2^52 us (143 years) convert to int64 ns, and ts + dur cannot overflow.
+constexpr double kMaxAbsUs = 4503599627370496.0;  // 2^52
+// No time stamp may lie further than kMaxTraceSpanNs (1 h, sim/workload.h)
+// from the median GPU activity start, and no duration may be longer: a
+// profiler window is seconds to minutes, so a value beyond an hour is a
+// corrupt or mixed-clock event, which would otherwise stretch the replay over
+// days and give silent wrong numbers.
+constexpr std::int64_t kMaxSpanNs = kMaxTraceSpanNs;
+
+bool in_int64(double d) {  // d converts to int64_t without overflow
+  return d >= -9223372036854775808.0 && d < 9223372036854775808.0;
+}
+
+// A time stamp read from an event, for the span check after all are read.
+struct Stamp {
+  std::size_t index;
+  std::string_view cat;
+  std::int64_t ns;
+};
+
+// Field access that names the file, event and field in every error.
+struct EventContext {
+  const std::string& path;
+  std::size_t index;
+  std::string_view cat;
+
+  [[noreturn]] void fail(std::string_view field, std::string_view what) const {
+    throw InputError(
+        fmt::format("{}: event {} (cat {}): {} field '{}'", path, index, cat, what, field));
+  }
+  double number(dom::object obj, std::string_view key, std::string_view field) const {
+    dom::element e;
+    if (obj[key].get(e) != simdjson::SUCCESS) fail(field, "missing");
+    double v = 0;
+    if (e.get(v) != simdjson::SUCCESS) fail(field, "non-numeric");
+    return v;
+  }
+  std::int64_t integer(dom::object obj, std::string_view key, std::string_view field) const {
+    dom::element e;
+    if (obj[key].get(e) != simdjson::SUCCESS) fail(field, "missing");
+    std::int64_t v = 0;
+    if (e.get(v) == simdjson::SUCCESS) return v;
+    double d = 0;
+    if (e.get(d) != simdjson::SUCCESS || d != std::floor(d)) fail(field, "non-integer");
+    if (!in_int64(d)) fail(field, "out-of-range");
+    return static_cast<std::int64_t>(d);
+  }
+  // Field "ts" in ns; recorded in `stamps` for the span check.
+  std::int64_t ts_ns(dom::object obj, std::vector<Stamp>& stamps) const {
+    const double us = number(obj, "ts", "ts");
+    if (!(std::abs(us) <= kMaxAbsUs)) fail("ts", "out-of-range (|ts| > 2^52 us)");
+    const std::int64_t ns = us_to_ns(us);
+    stamps.push_back({index, cat, ns});
+    return ns;
+  }
+  // Field "dur" in ns: >= 0 and at most kMaxSpanNs.
+  std::int64_t dur_ns(dom::object obj) const {
+    const double us = number(obj, "dur", "dur");
+    if (!(us >= 0)) fail("dur", "negative or NaN");
+    if (!(us * 1000.0 <= static_cast<double>(kMaxSpanNs))) fail("dur", "longer-than-1-h");
+    return us_to_ns(us);
+  }
+};
+
+std::int64_t optional_int(dom::object obj, std::string_view key, std::int64_t fallback) {
+  dom::element e;
+  if (obj[key].get(e) != simdjson::SUCCESS) return fallback;
+  std::int64_t v = 0;
+  if (e.get(v) == simdjson::SUCCESS) return v;
+  double d = 0;
+  if (e.get(d) == simdjson::SUCCESS && in_int64(d)) return static_cast<std::int64_t>(d);
+  return fallback;
+}
+
+void read_dim3(dom::object args, std::string_view key, std::uint32_t (&out)[3]) {
+  dom::array a;
+  if (args[key].get(a) != simdjson::SUCCESS) return;
+  std::size_t i = 0;
+  for (dom::element e : a) {
+    std::int64_t v = 0;
+    if (i < 3 && e.get(v) == simdjson::SUCCESS && v >= 0) out[i] = static_cast<std::uint32_t>(v);
+    ++i;
+  }
+}
+
+struct Activity {
+  ActivityKind kind;
+  std::string_view name;
+  std::int64_t start_ns, duration_ns;
+  std::int64_t correlation, external_id;
+  std::int32_t stream, device;
+  LaunchConfig launch;
+  double bytes;
+  bool device_to_device;
+  // Filled from the launch call.
+  std::int64_t host_ns = 0;
+  std::int64_t host_tid = -1;
+};
+
+struct RuntimeCall {
+  std::string_view name;
+  std::int64_t ts_ns, end_ns, tid, correlation;
+};
+
+struct CpuOp {
+  dom::object obj;
+  std::string_view name;
+  std::int64_t dur_ns;
+};
+
+struct Interval {
+  std::int64_t begin_ns, end_ns;
+};
+
+struct CudaSync {
+  std::string_view name;
+  std::int64_t correlation, stream, wait_on_stream, record_correlation;
+};
+
+// Disjoint, sorted intervals with a containment query.
+class IntervalSet {
+ public:
+  void add(Interval i) { raw_.push_back(i); }
+  void finish() {
+    std::sort(raw_.begin(), raw_.end(),
+              [](const Interval& a, const Interval& b) { return a.begin_ns < b.begin_ns; });
+    for (const Interval& i : raw_) {
+      if (!merged_.empty() && i.begin_ns <= merged_.back().end_ns)
+        merged_.back().end_ns = std::max(merged_.back().end_ns, i.end_ns);
+      else
+        merged_.push_back(i);
+    }
+  }
+  bool contains(std::int64_t t) const {
+    auto it = std::upper_bound(merged_.begin(), merged_.end(), t,
+                               [](std::int64_t v, const Interval& i) { return v < i.begin_ns; });
+    return it != merged_.begin() && t <= std::prev(it)->end_ns;
+  }
+
+ private:
+  std::vector<Interval> raw_, merged_;
+};
+
+// Kineto's event categories; PyTorch 1.8/1.9 wrote them capitalised
+// ("Kernel", "Runtime", "Operator", "Memcpy", "Memset").
+enum class Cat {
+  kernel,
+  memset,
+  memcpy,
+  runtime,
+  cpu_op,
+  user_annotation,
+  gpu_annotation,
+  sync,
+  other
+};
+
+Cat category(std::string_view cat) {
+  std::string low(cat);
+  for (char& c : low) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (low == "kernel") return Cat::kernel;
+  if (low == "gpu_memset" || low == "memset") return Cat::memset;
+  if (low == "gpu_memcpy" || low == "memcpy") return Cat::memcpy;
+  if (low == "cuda_runtime" || low == "cuda_driver" || low == "runtime" || low == "driver")
+    return Cat::runtime;
+  if (low == "cpu_op" || low == "operator") return Cat::cpu_op;
+  if (low == "user_annotation") return Cat::user_annotation;
+  if (low == "gpu_user_annotation") return Cat::gpu_annotation;
+  if (low == "cuda_sync") return Cat::sync;
+  return Cat::other;
+}
+
+// "External id" (PyTorch >= 1.10) or "external id" (1.8/1.9).
+std::int64_t external_id(dom::object args, std::int64_t fallback) {
+  return optional_int(args, "External id", optional_int(args, "external id", fallback));
+}
+
+// An AMD GPU: the driver's name, or a gfx architecture name.
+bool is_amd_device(std::string_view name) {
+  return contains(name, "AMD") || contains(name, "Radeon") || contains(name, "Instinct") ||
+         starts_with(name, "gfx");
+}
+
+std::int64_t tid_of(dom::object ev) {
+  return optional_int(ev, "tid", -1);
+}
+
+enum class SyncKind { none, device, stream, event, copy };
+
+SyncKind sync_kind(std::string_view name) {
+  if (name == "cudaDeviceSynchronize" || name == "cuCtxSynchronize") return SyncKind::device;
+  if (name == "cudaStreamSynchronize" || name == "cuStreamSynchronize") return SyncKind::stream;
+  if (name == "cudaEventSynchronize" || name == "cuEventSynchronize") return SyncKind::event;
+  if ((starts_with(name, "cudaMemcpy") || starts_with(name, "cuMemcpy")) &&
+      !contains(name, "Async"))
+    return SyncKind::copy;
+  return SyncKind::none;
+}
+
+OpCall to_op_call(const CpuOp& op) {
+  OpCall call;
+  call.name = std::string(op.name);
+  dom::object args;
+  if (op.obj["args"].get(args) != simdjson::SUCCESS) return call;
+  if (op.name == "record_param_comms" || starts_with(op.name, "c10d::") ||
+      starts_with(op.name, "nccl:")) {
+    double v = 0;
+    std::string_view dtype;
+    if (args["In msg nelems"].get(v) == simdjson::SUCCESS) call.in_msg_elements = v;
+    if (args["Out msg nelems"].get(v) == simdjson::SUCCESS) call.out_msg_elements = v;
+    if (args["dtype"].get(dtype) == simdjson::SUCCESS) call.msg_dtype = std::string(dtype);
+    call.group_size = optional_int(args, "Group size", -1);
+    std::string_view collective;
+    if (args["Collective name"].get(collective) == simdjson::SUCCESS)
+      call.name = fmt::format("{} ({})", op.name, collective);
+  }
+  dom::array dims, types, concrete;
+  const bool has_dims = args["Input Dims"].get(dims) == simdjson::SUCCESS;
+  const bool has_types = args["Input type"].get(types) == simdjson::SUCCESS;
+  const bool has_concrete = args["Concrete Inputs"].get(concrete) == simdjson::SUCCESS;
+  std::size_t n = 0;
+  if (has_dims) n = std::max(n, dims.size());
+  if (has_types) n = std::max(n, types.size());
+  call.inputs.resize(n);
+  if (has_types) {
+    std::size_t i = 0;
+    for (dom::element e : types) {
+      std::string_view s;
+      if (e.get(s) == simdjson::SUCCESS) call.inputs[i].type = std::string(s);
+      ++i;
+    }
+  }
+  if (has_concrete) {
+    std::size_t i = 0;
+    for (dom::element e : concrete) {
+      std::string_view s;
+      if (i < n && e.get(s) == simdjson::SUCCESS) call.inputs[i].concrete = std::string(s);
+      ++i;
+    }
+  }
+  auto to_shape = [](dom::array a) {
+    std::vector<std::int64_t> shape;
+    shape.reserve(a.size());
+    for (dom::element d : a) {
+      std::int64_t v = 0;
+      shape.push_back(d.get(v) == simdjson::SUCCESS ? v : 0);
+    }
+    return shape;
+  };
+  if (has_dims) {
+    std::size_t i = 0;
+    for (dom::element e : dims) {
+      OpInput& in = call.inputs[i++];
+      dom::array a;
+      if (e.get(a) != simdjson::SUCCESS) continue;
+      if (a.size() == 0) {
+        if (dtype_bytes(in.type)) in.shapes.emplace_back();  // 0-dim tensor
+        continue;
+      }
+      dom::array first;
+      if ((*a.begin()).get(first) == simdjson::SUCCESS) {  // TensorList: one shape each
+        for (dom::element t : a) {
+          dom::array shape;
+          if (t.get(shape) == simdjson::SUCCESS) in.shapes.push_back(to_shape(shape));
+        }
+      } else {
+        in.shapes.push_back(to_shape(a));
+      }
+    }
+  }
+  return call;
+}
+
+// Activities sorted by launch; (host_ns, correlation) is the order key.
+using LaunchKey = std::pair<std::int64_t, std::int64_t>;
+
+}  // namespace
+
+Workload parse_kineto_dom(std::string_view json, const std::string& path, bool padded,
+                          const TraceOptions& options) {
+  dom::parser parser;
+  dom::element root;
+  if (auto err = parser.parse(json.data(), json.size(), !padded).get(root))
+    throw InputError(fmt::format("{}: invalid JSON: {}", path, simdjson::error_message(err)));
+  dom::array events;
+  if (root.is_array()) {
+    events = root.get_array().value_unsafe();
+  } else if (root["traceEvents"].get(events) != simdjson::SUCCESS) {
+    throw InputError(fmt::format("{}: not a Kineto trace: missing field 'traceEvents'", path));
+  }
+
+  // The GPUs the trace describes, by device id (deviceProperties).
+  std::map<std::int64_t, std::string> device_names;
+  if (root.is_object()) {
+    dom::array props;
+    if (root["deviceProperties"].get(props) == simdjson::SUCCESS) {
+      for (dom::element p : props) {
+        dom::object obj;
+        std::string_view dev_name, arch;
+        if (p.get(obj) != simdjson::SUCCESS) continue;
+        if (obj["name"].get(dev_name) != simdjson::SUCCESS) continue;
+        if (obj["gcnArchName"].get(arch) == simdjson::SUCCESS && !arch.empty())
+          dev_name = dev_name.empty() ? arch : dev_name;
+        device_names.try_emplace(optional_int(obj, "id", 0), std::string(dev_name));
+      }
+    }
+  }
+
+  std::vector<Activity> acts;
+  std::vector<RuntimeCall> calls;
+  std::unordered_map<std::int64_t, std::size_t> call_by_corr;
+  std::unordered_map<std::int64_t, CpuOp> op_by_ext;
+  std::unordered_map<std::int64_t, IntervalSet> autograd_ops;  // by tid
+  std::unordered_set<std::int64_t> autograd_tids;
+  std::vector<Interval> profiler_steps, optimizer_steps, zero_grads;
+  std::vector<std::pair<Interval, std::string_view>> annotations;  // record_function ranges
+  std::vector<CudaSync> cuda_syncs;
+  std::vector<Stamp> stamps;
+  std::size_t hip_calls = 0;
+  acts.reserve(8192);
+  calls.reserve(8192);
+  op_by_ext.reserve(32768);
+
+  std::size_t index = 0;
+  for (dom::element el : events) {
+    const std::size_t i = index++;
+    dom::object ev;
+    if (el.get(ev) != simdjson::SUCCESS)
+      throw InputError(fmt::format("{}: event {}: not a JSON object", path, i));
+    std::string_view ph, cat, name;
+    const bool has_name = ev["name"].get(name) == simdjson::SUCCESS;
+    if (ev["ph"].get(ph) != simdjson::SUCCESS) ph = {};
+    if (ev["cat"].get(cat) != simdjson::SUCCESS) cat = {};
+    if (ph == "M") {
+      dom::object args;
+      std::string_view thread;
+      if (name == "thread_name" && ev["args"].get(args) == simdjson::SUCCESS &&
+          args["name"].get(thread) == simdjson::SUCCESS && contains(thread, "autograd"))
+        autograd_tids.insert(tid_of(ev));
+      continue;
+    }
+    if (ph != "X" || cat.empty()) continue;
+    const EventContext ctx{path, i, cat};
+    const Cat c = category(cat);
+
+    if (c == Cat::kernel || c == Cat::memset || c == Cat::memcpy) {
+      const bool is_kernel = c == Cat::kernel;
+      Activity a{};
+      a.kind = is_kernel ? ActivityKind::kernel
+                         : (c == Cat::memset ? ActivityKind::memset : ActivityKind::memcpy);
+      if (!has_name) ctx.fail("name", "missing");
+      a.name = name;
+      a.start_ns = ctx.ts_ns(ev, stamps);
+      a.duration_ns = ctx.dur_ns(ev);
+      dom::object args;
+      if (ev["args"].get(args) != simdjson::SUCCESS) ctx.fail("args", "missing");
+      a.correlation = ctx.integer(args, "correlation", "args.correlation");
+      a.external_id = external_id(args, 0);
+      a.stream = static_cast<std::int32_t>(optional_int(args, "stream", tid_of(ev)));
+      a.device =
+          static_cast<std::int32_t>(optional_int(args, "device", optional_int(ev, "pid", 0)));
+      if (is_kernel) {
+        read_dim3(args, "grid", a.launch.grid);
+        read_dim3(args, "block", a.launch.block);
+        a.launch.registers_per_thread = static_cast<std::uint32_t>(
+            std::max<std::int64_t>(0, optional_int(args, "registers per thread", 0)));
+        a.launch.shared_memory_bytes = static_cast<std::uint32_t>(
+            std::max<std::int64_t>(0, optional_int(args, "shared memory", 0)));
+      }
+      a.bytes = -1;
+      double bytes = 0;
+      if (args["bytes"].get(bytes) == simdjson::SUCCESS) a.bytes = bytes;
+      a.device_to_device = contains(name, "DtoD") || contains(name, "PtoP");
+      acts.push_back(a);
+      continue;
+    }
+    if (c == Cat::runtime) {
+      dom::object args;
+      if (ev["args"].get(args) != simdjson::SUCCESS) ctx.fail("args", "missing");
+      if (starts_with(name, "hip")) ++hip_calls;
+      RuntimeCall r{};
+      r.name = name;
+      r.ts_ns = ctx.ts_ns(ev, stamps);
+      r.end_ns = r.ts_ns + ctx.dur_ns(ev);
+      r.tid = tid_of(ev);
+      r.correlation = ctx.integer(args, "correlation", "args.correlation");
+      call_by_corr.emplace(r.correlation, calls.size());
+      calls.push_back(r);
+      continue;
+    }
+    if (c == Cat::sync) {
+      dom::object args;
+      if (ev["args"].get(args) != simdjson::SUCCESS) continue;
+      cuda_syncs.push_back({name, optional_int(args, "correlation", -1),
+                            optional_int(args, "stream", -1),
+                            optional_int(args, "wait_on_stream", -1),
+                            optional_int(args, "wait_on_cuda_event_record_corr_id", -1)});
+      continue;
+    }
+    if (c == Cat::gpu_annotation) continue;
+    // Step and optimizer markers: record_function ranges, whatever CPU
+    // category this PyTorch version files them under.
+    const bool step = starts_with(name, "ProfilerStep#");
+    const bool optimizer = starts_with(name, "Optimizer.step#");
+    const bool zero_grad = starts_with(name, "Optimizer.zero_grad#");
+    if (step || optimizer || zero_grad) {
+      const std::int64_t ts = ctx.ts_ns(ev, stamps);
+      const Interval iv{ts, ts + ctx.dur_ns(ev)};
+      if (step) profiler_steps.push_back(iv);
+      if (optimizer) optimizer_steps.push_back(iv);
+      if (zero_grad) zero_grads.push_back(iv);
+      if (step) continue;
+    }
+    if (c == Cat::user_annotation) {
+      const std::int64_t ts = ctx.ts_ns(ev, stamps);
+      annotations.push_back({{ts, ts + ctx.dur_ns(ev)}, name});
+    }
+    if (c == Cat::cpu_op) {
+      dom::object args;
+      if (ev["args"].get(args) != simdjson::SUCCESS) continue;
+      const std::int64_t ext = external_id(args, -1);
+      const std::int64_t ts = ctx.ts_ns(ev, stamps);
+      const std::int64_t dur = ctx.dur_ns(ev);
+      if (starts_with(name, "autograd::engine::evaluate_function"))
+        autograd_ops[tid_of(ev)].add({ts, ts + dur});
+      if (ext < 0) continue;
+      // Keep the innermost (shortest) operator of an External id.
+      auto [it, fresh] = op_by_ext.try_emplace(ext, CpuOp{ev, name, dur});
+      if (!fresh && dur < it->second.dur_ns) it->second = CpuOp{ev, name, dur};
+    }
+  }
+  if (acts.empty())
+    throw InputError(fmt::format(
+        "{}: no GPU kernels, memsets or memcpys (a CPU-only profile, or a trace recorded "
+        "without ProfilerActivity.CUDA)",
+        path));
+  {  // Span check: every time stamp within kMaxSpanNs of the median GPU start.
+    std::vector<std::int64_t> starts(acts.size());
+    for (std::size_t i = 0; i < acts.size(); ++i) starts[i] = acts[i].start_ns;
+    const auto mid = starts.begin() + static_cast<std::ptrdiff_t>(starts.size() / 2);
+    std::nth_element(starts.begin(), mid, starts.end());
+    for (const Stamp& s : stamps)
+      if (s.ns < *mid - kMaxSpanNs || s.ns > *mid + kMaxSpanNs)
+        throw InputError(fmt::format(
+            "{}: event {} (cat {}): field 'ts' lies {:.0f} s from the median GPU activity start "
+            "(more than 1 h: a corrupt or mixed-clock time stamp; docs/trace-format.md)",
+            path, s.index, s.cat, std::abs(static_cast<double>(s.ns - *mid)) * 1e-9));
+  }
+
+  // AMD GPUs (ROCm's Kineto writes the same schema with HIP calls).
+  for (const auto& [id, dev_name] : device_names)
+    if (is_amd_device(dev_name))
+      throw InputError(fmt::format(
+          "{}: captured on an AMD GPU ('{}'): dvfsim models NVIDIA GPUs only (capture and "
+          "target devices); AMD traces are not supported",
+          path, dev_name));
+  if (hip_calls > 0)
+    throw InputError(fmt::format(
+        "{}: an AMD GPU trace ({} HIP runtime calls): dvfsim models NVIDIA GPUs only (capture "
+        "and target devices); AMD traces are not supported",
+        path, hip_calls));
+
+  Workload w;
+  w.source_path = path;
+  w.intern("");  // op_id 0: no operator
+
+  // Several GPUs in one file are never merged: --gpu N picks one.
+  {
+    std::map<std::int32_t, std::size_t> per_device;
+    for (const Activity& a : acts) ++per_device[a.device];
+    auto describe = [&] {
+      std::string list;
+      for (const auto& [id, count] : per_device) {
+        const auto name_it = device_names.find(id);
+        list += fmt::format("{}{} ({}, {} activities)", list.empty() ? "" : ", ", id,
+                            name_it != device_names.end() ? name_it->second : "unnamed", count);
+      }
+      return list;
+    };
+    if (options.gpu >= 0) {
+      if (per_device.count(options.gpu) == 0)
+        throw InputError(
+            fmt::format("{}: --gpu {}: the trace has no GPU activities on device {}; "
+                        "devices with activities: {}",
+                        path, options.gpu, options.gpu, describe()));
+      if (per_device.size() > 1) {
+        w.notes.push_back(fmt::format("--gpu {}: read device {} of {} in the file ({})",
+                                      options.gpu, options.gpu, per_device.size(), describe()));
+        std::erase_if(acts, [&](const Activity& a) { return a.device != options.gpu; });
+      }
+    } else if (per_device.size() > 1) {
+      throw InputError(fmt::format(
+          "{}: GPU activities of {} devices: {}; dvfsim replays one GPU at a time: pass --gpu N",
+          path, per_device.size(), describe()));
+    }
+  }
+  const std::int32_t gpu = acts.front().device;
+
+  // Host launch of every activity through its correlation id.
+  std::vector<bool> launched(acts.size());
+  std::size_t unlaunched = 0;
+  for (std::size_t i = 0; i < acts.size(); ++i) {
+    Activity& a = acts[i];
+    const auto it = call_by_corr.find(a.correlation);
+    launched[i] = it != call_by_corr.end();
+    if (launched[i]) {
+      a.host_ns = calls[it->second].ts_ns;
+      a.host_tid = calls[it->second].tid;
+    } else {
+      a.host_ns = a.start_ns;
+      ++unlaunched;
+    }
+  }
+  // Activities whose launch call lies outside the profiling window: placed
+  // at their GPU start, but never after an activity that follows them on
+  // their stream (a stream runs its work in launch order).
+  if (unlaunched > 0) {
+    std::unordered_map<std::int32_t, std::vector<std::size_t>> by_stream;
+    for (std::size_t i = 0; i < acts.size(); ++i) by_stream[acts[i].stream].push_back(i);
+    for (auto& [stream, idx] : by_stream) {
+      std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
+        return std::tie(acts[a].start_ns, acts[a].correlation) <
+               std::tie(acts[b].start_ns, acts[b].correlation);
+      });
+      std::int64_t later = INT64_MAX;  // earliest launch of what follows on the stream
+      for (std::size_t j = idx.size(); j-- > 0;) {
+        Activity& a = acts[idx[j]];
+        if (!launched[idx[j]])
+          a.host_ns = std::min(a.host_ns, later == INT64_MAX ? later : later - 1);
+        later = std::min(later, a.host_ns);
+      }
+    }
+    w.notes.push_back(fmt::format(
+        "{} of {} activities have no launch call in the trace (launched before the profiling "
+        "window opened, or the runtime events were dropped): placed by their GPU start",
+        unlaunched, acts.size()));
+  }
+  // Launch order; the kernels of one graph launch (one correlation id) in
+  // the order the GPU ran them.
+  {
+    std::vector<std::size_t> order(acts.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+      const Activity& a = acts[x];
+      const Activity& b = acts[y];
+      return std::tie(a.host_ns, a.correlation, a.start_ns, x) <
+             std::tie(b.host_ns, b.correlation, b.start_ns, y);
+    });
+    std::vector<Activity> sorted;
+    std::vector<bool> sorted_launched;
+    sorted.reserve(acts.size());
+    for (const std::size_t i : order) {
+      sorted.push_back(acts[i]);
+      sorted_launched.push_back(launched[i]);
+    }
+    acts = std::move(sorted);
+    launched = std::move(sorted_launched);
+  }
+  std::vector<LaunchKey> keys(acts.size());
+  for (std::size_t i = 0; i < acts.size(); ++i) keys[i] = {acts[i].host_ns, acts[i].correlation};
+  auto launched_before = [&](LaunchKey k) {  // activities with key <= k
+    return static_cast<std::uint32_t>(std::upper_bound(keys.begin(), keys.end(), k) - keys.begin());
+  };
+
+  // Iterations: --iterations N; else ProfilerStep#N annotations; else
+  // Optimizer.step (extended by a zero_grad that follows it with no launch in
+  // between); else a repeated activity sequence; else one, with a note.
+  std::vector<LaunchKey> iteration_starts;  // first launch key of each iteration
+  std::vector<Interval> optimizer_spans;    // step (+ zero_grad): optimizer phase
+  auto by_begin = [](const Interval& a, const Interval& b) { return a.begin_ns < b.begin_ns; };
+  std::sort(profiler_steps.begin(), profiler_steps.end(), by_begin);
+  std::sort(optimizer_steps.begin(), optimizer_steps.end(), by_begin);
+  std::sort(zero_grads.begin(), zero_grads.end(), by_begin);
+  for (const Interval& z : zero_grads) optimizer_spans.push_back(z);
+  for (const Interval& s : optimizer_steps) optimizer_spans.push_back(s);
+  std::int64_t trailing_after_ns = INT64_MAX;  // launches after this are stray
+  std::vector<std::int64_t> launch_ns(acts.size());
+  for (std::size_t i = 0; i < acts.size(); ++i) launch_ns[i] = acts[i].host_ns;
+  auto from_boundaries = [&](const std::vector<std::size_t>& starts) {
+    for (const std::size_t b : starts) iteration_starts.push_back(keys[b]);
+    iteration_starts.front() = {INT64_MIN, INT64_MIN};
+  };
+  if (options.iterations > 0) {
+    from_boundaries(split_at_pauses(launch_ns, static_cast<std::size_t>(options.iterations)));
+    w.iteration_rule = fmt::format(
+        "--iterations {}: split at the longest host pauses between launches", options.iterations);
+    if (iteration_starts.size() != static_cast<std::size_t>(options.iterations))
+      w.notes.push_back(fmt::format("--iterations {}: only {} iterations fit the {} activities",
+                                    options.iterations, iteration_starts.size(), acts.size()));
+  } else if (!profiler_steps.empty()) {
+    for (const Interval& s : profiler_steps) iteration_starts.push_back({s.begin_ns, INT64_MIN});
+    iteration_starts.front() = {INT64_MIN, INT64_MIN};
+    w.iteration_rule = "ProfilerStep# annotations";
+  } else if (!optimizer_steps.empty()) {
+    iteration_starts.push_back({INT64_MIN, INT64_MIN});
+    for (const Interval& s : optimizer_steps) {
+      std::int64_t end = s.end_ns;
+      for (const Interval& z : zero_grads) {
+        if (z.begin_ns < s.end_ns) continue;
+        const bool launch_between =
+            launched_before({z.begin_ns, -1}) != launched_before({end, INT64_MAX});
+        if (!launch_between) end = std::max(end, z.end_ns);
+        break;
+      }
+      iteration_starts.push_back({end + 1, INT64_MIN});
+    }
+    trailing_after_ns = iteration_starts.back().first - 1;
+    iteration_starts.pop_back();
+    w.iteration_rule = "Optimizer.step annotations (an iteration ends with its optimizer step)";
+  } else {
+    std::unordered_map<std::string_view, std::uint32_t> ids;
+    std::vector<std::uint32_t> seq(acts.size());
+    for (std::size_t i = 0; i < acts.size(); ++i)
+      seq[i] = ids.try_emplace(acts[i].name, static_cast<std::uint32_t>(ids.size())).first->second;
+    // One record_function range around every launch: the trace is one call
+    // (a vLLM execute, a generate), and what repeats inside it are layers.
+    std::string_view one_call;
+    for (const auto& [iv, ann] : annotations)
+      if (iv.begin_ns <= launch_ns.front() && launch_ns.back() <= iv.end_ns) one_call = ann;
+    const auto fit = one_call.empty() ? detect_period(seq, launch_ns) : std::nullopt;
+    if (!one_call.empty()) {
+      iteration_starts.push_back({INT64_MIN, INT64_MIN});
+      w.iteration_rule =
+          fmt::format("one call: every launch lies inside the '{}' annotation", one_call);
+      w.notes.push_back(fmt::format(
+          "no ProfilerStep# or Optimizer.step markers, and every launch lies inside one "
+          "record_function range ('{}'): read as one iteration (what repeats inside it are "
+          "layers); pass --iterations N if it holds N",
+          one_call));
+    } else if (fit) {
+      from_boundaries(period_boundaries(*fit, acts.size()));
+      w.iteration_rule = fmt::format(
+          "repeated activity sequence: period {} activities ({:.1f} % of positions repeat)",
+          fit->period, 100.0 * fit->match);
+      w.notes.push_back(fmt::format(
+          "no ProfilerStep# or Optimizer.step markers: {} iterations found from the repeated "
+          "activity sequence (period {}); pass --iterations N to override",
+          iteration_starts.size(), fit->period));
+    } else {
+      iteration_starts.push_back({INT64_MIN, INT64_MIN});
+      w.iteration_rule = "none found: one iteration";
+      w.notes.push_back(
+          "no ProfilerStep# or Optimizer.step markers and no repeated activity sequence: the "
+          "whole trace is read as one iteration (pass --iterations N if it holds N)");
+    }
+  }
+  IntervalSet optimizer_set;
+  for (const Interval& s : optimizer_spans) optimizer_set.add(s);
+  optimizer_set.finish();
+  for (auto& [tid, set] : autograd_ops) set.finish();
+
+  // Operators: converted once per External id that launched work.
+  std::vector<OpCall> op_calls;
+  std::unordered_map<std::int64_t, std::int32_t> op_call_of_ext;
+  std::vector<ActivityFacts> facts(acts.size());
+
+  w.kernels.resize(acts.size());
+  for (std::size_t i = 0; i < acts.size(); ++i) {
+    const Activity& a = acts[i];
+    Kernel& k = w.kernels[i];
+    k.name_id = w.intern(a.name);
+    k.stream = a.stream;
+    k.device = a.device;
+    k.launch = a.launch;
+    k.host_launch_ns = a.host_ns;
+    k.traced_start_ns = a.start_ns;
+    k.correlation = a.correlation;
+    k.work.duration_ns = a.duration_ns;
+    facts[i].activity_bytes = a.bytes;
+    facts[i].device_to_device = a.device_to_device;
+
+    std::string_view op_name;
+    if (const auto it = op_by_ext.find(a.external_id);
+        a.external_id != 0 && it != op_by_ext.end()) {
+      op_name = it->second.name;
+      auto [slot, fresh] = op_call_of_ext.try_emplace(a.external_id, 0);
+      if (fresh) {
+        slot->second = static_cast<std::int32_t>(op_calls.size());
+        op_calls.push_back(to_op_call(it->second));
+      }
+      facts[i].op_call = slot->second;
+    }
+    k.op_id = w.intern(op_name);
+
+    const auto later = std::upper_bound(iteration_starts.begin(), iteration_starts.end(), keys[i]);
+    k.iteration = static_cast<std::int32_t>(later - iteration_starts.begin()) - 1;
+    if (!launched[i] || a.host_ns > trailing_after_ns) {
+      k.phase = Phase::other;
+    } else if (optimizer_set.contains(a.host_ns)) {
+      k.phase = Phase::optimizer;
+    } else {
+      const auto ag = autograd_ops.find(a.host_tid);
+      const bool backward = autograd_tids.count(a.host_tid) != 0 ||
+                            (ag != autograd_ops.end() && ag->second.contains(a.host_ns));
+      k.phase = backward ? Phase::backward : Phase::forward;
+    }
+    k.cls = classify_kernel(a.kind, op_name, a.name, k.phase);
+  }
+
+  // Drop empty iterations and renumber densely.
+  {
+    std::vector<std::int32_t> remap;
+    for (const Kernel& k : w.kernels) {
+      if (remap.size() <= static_cast<std::size_t>(k.iteration)) remap.resize(k.iteration + 1, -1);
+    }
+    for (const Kernel& k : w.kernels) remap[k.iteration] = 0;
+    std::int32_t next = 0;
+    for (auto& r : remap)
+      if (r == 0) r = next++;
+    for (Kernel& k : w.kernels) k.iteration = remap[k.iteration];
+    w.iterations = next;
+    w.iteration_begin.assign(static_cast<std::size_t>(next) + 1, 0);
+    for (std::size_t i = w.kernels.size(); i-- > 0;)
+      w.iteration_begin[w.kernels[i].iteration] = static_cast<std::uint32_t>(i);
+    w.iteration_begin.back() = static_cast<std::uint32_t>(w.kernels.size());
+  }
+  // Steady state: the leading warm-up iterations do not stand for the run.
+  {
+    const std::vector<std::int64_t> step = iteration_step_ns(w);
+    w.steady_iterations = steady_iterations(step);
+    if (!w.steady_iterations.empty() && w.steady_iterations.front() > 0) {
+      const std::int32_t first = w.steady_iterations.front();
+      const std::string warm = first == 1 ? std::string("iteration 0 is")
+                                          : fmt::format("iterations 0..{} are", first - 1);
+      w.notes.push_back(fmt::format(
+          "per-iteration figures use the steady-state iterations {}..{}: {} warm-up (step "
+          "time over {}x the median of the iterations after the first; iteration 0: {:.3f} ms)",
+          first, w.iterations - 1, warm, kWarmupStepRatio,
+          static_cast<double>(step.front()) * 1e-6));
+    }
+  }
+
+  // Host synchronisation points (a blocking copy waits for its own copy too).
+  std::unordered_map<std::int64_t, std::int64_t> sync_stream;  // correlation -> stream
+  for (const CudaSync& s : cuda_syncs)
+    if (s.correlation >= 0 && s.stream >= 0 && s.name != "Stream Wait Event")
+      sync_stream[s.correlation] = s.stream;
+  for (const RuntimeCall& c : calls) {
+    const SyncKind kind = sync_kind(c.name);
+    if (kind == SyncKind::none) continue;
+    SyncPoint p;
+    p.kind = kind == SyncKind::device   ? SyncPoint::Kind::device
+             : kind == SyncKind::stream ? SyncPoint::Kind::stream
+             : kind == SyncKind::event  ? SyncPoint::Kind::event
+                                        : SyncPoint::Kind::copy;
+    p.host_begin_ns = c.ts_ns;
+    p.traced_end_ns = c.end_ns;
+    p.waits_until_kernel = launched_before({c.ts_ns, c.correlation});
+    const auto st = sync_stream.find(c.correlation);
+    p.stream = kind != SyncKind::device && st != sync_stream.end()
+                   ? static_cast<std::int32_t>(st->second)
+                   : -1;
+    w.syncs.push_back(p);
+  }
+  std::stable_sort(w.syncs.begin(), w.syncs.end(), [](const SyncPoint& a, const SyncPoint& b) {
+    return a.host_begin_ns < b.host_begin_ns;
+  });
+
+  // Cross-stream event waits: the first activity launched on the waiting
+  // stream after cudaStreamWaitEvent waits for the last one launched on the
+  // recorded stream before the matching cudaEventRecord.
+  std::unordered_map<std::int64_t, std::vector<std::uint32_t>> on_stream;
+  for (std::uint32_t i = 0; i < acts.size(); ++i) on_stream[acts[i].stream].push_back(i);
+  for (const CudaSync& s : cuda_syncs) {
+    if (s.name != "Stream Wait Event" || s.record_correlation < 0) continue;
+    const auto wait_call = call_by_corr.find(s.correlation);
+    const auto record_call = call_by_corr.find(s.record_correlation);
+    const auto waiting = on_stream.find(s.stream);
+    const auto recorded = on_stream.find(s.wait_on_stream);
+    if (wait_call == call_by_corr.end() || record_call == call_by_corr.end() ||
+        waiting == on_stream.end() || recorded == on_stream.end())
+      continue;
+    const RuntimeCall& wc = calls[wait_call->second];
+    const RuntimeCall& rc = calls[record_call->second];
+    const std::uint32_t first_after = launched_before({wc.ts_ns, wc.correlation});
+    const std::uint32_t count_before = launched_before({rc.ts_ns, rc.correlation});
+    const auto& wv = waiting->second;
+    const auto& rv = recorded->second;
+    const auto k = std::lower_bound(wv.begin(), wv.end(), first_after);
+    const auto a = std::lower_bound(rv.begin(), rv.end(), count_before);
+    if (k == wv.end() || a == rv.begin()) continue;
+    const std::uint32_t after = *std::prev(a);
+    if (after < *k) w.event_waits.push_back({*k, after});
+  }
+  std::sort(w.event_waits.begin(), w.event_waits.end(), [](const EventWait& a, const EventWait& b) {
+    return std::tie(a.kernel, a.after) < std::tie(b.kernel, b.after);
+  });
+  w.event_waits.erase(std::unique(w.event_waits.begin(), w.event_waits.end(),
+                                  [](const EventWait& a, const EventWait& b) {
+                                    return a.kernel == b.kernel && a.after == b.after;
+                                  }),
+                      w.event_waits.end());
+
+  // Capture device and clocks.
+  if (const auto it = device_names.find(gpu); it != device_names.end())
+    w.capture.device_name = it->second;
+  else if (!device_names.empty())
+    w.capture.device_name = device_names.begin()->second;
+  resolve_capture_device(w.capture, options.capture_device);
+  load_capture_clocks(path, w.capture);
+
+  annotate_work(w, op_calls, facts);
+  annotate_instructions(w, path);
+  w.validate();
+  return w;
+}
+
+Workload read_kineto_dom(const std::string& path, const TraceOptions& options) {
+  const std::string text = read_file(path, simdjson::SIMDJSON_PADDING);
+  return parse_kineto_dom(text, path, text.capacity() >= text.size() + simdjson::SIMDJSON_PADDING,
+                          options);
+}
+
+}  // namespace dvfsim
