@@ -806,7 +806,9 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
     if (k.cls == KernelClass::gemm) {
       bandwidth_fraction = options.fallback_gemm_bandwidth_fraction;
       const std::string_view name = workload.name(k);
-      skinny = contains(name, "gemv") || contains(name, "Gemv");
+      // GEMV kernels and cuBLAS's split-K reduction (an elementwise sum of
+      // the partial products) are memory-bound whatever their tile.
+      skinny = contains(name, "gemv") || contains(name, "Gemv") || contains(name, "splitKreduce");
       if (const auto tile = gemm_tile(name)) {
         skinny = skinny || std::min(tile->first, tile->second) <= options.fallback_skinny_tile;
         const double area = static_cast<double>(tile->first) * tile->second;

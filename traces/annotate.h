@@ -92,7 +92,8 @@ struct AnnotateOptions {
   double fallback_tensor_bandwidth_fraction = 0.1;
   // GEMM kernels, by the CTA tile their names carry ("nvjet_sm90_tst_64x8_...",
   // "cutlass_..._256x128_32x3"; gemm_tile): a tile at most
-  // fallback_skinny_tile wide in either dimension (or a "gemv" name) serves
+  // fallback_skinny_tile wide in either dimension (or a "gemv" name; also
+  // cuBLAS's "splitKreduce" partial-sum kernels) serves
   // a skinny, GEMV-like (decode) product, memory-bound: bytes as the memory
   // classes, one FLOP per byte. A tile of at least fallback_large_tile_area
   // elements (and a name without a tile, and the conv and attention classes)

@@ -422,8 +422,13 @@ TEST(Rules, GemmFallbackReadsTheTileInTheKernelName) {
   t.call("cudaLaunchKernel", 14, 1, 3).kernel("nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNT", 60, 11, 3);
   t.call("cudaLaunchKernel", 16, 1, 4)
       .kernel("nvjet_sm90_tst_176x128_64x5_1x2_h_bz_TNN", 80, 11, 4);
+  t.call("cudaLaunchKernel", 18, 1, 5)
+      .kernel("void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16>", 100, 11, 5);
   const Workload w = t.read();
-  ASSERT_EQ(w.kernels.size(), 4u);
+  ASSERT_EQ(w.kernels.size(), 5u);
+  // cuBLAS's split-K reduction sums partial products: memory-bound.
+  EXPECT_EQ(w.kernels[4].cls, KernelClass::gemm);
+  EXPECT_NEAR(w.kernels[4].work.dram_bytes, 0.5 * 10e-6 * 4.8e12, 1.0);
   const double peak = 132 * 4096 * 1.98e9;
   EXPECT_NEAR(w.kernels[0].work.flops, 0.7 * 10e-6 * peak, 1e3);
   EXPECT_NEAR(w.kernels[1].work.flops, 0.35 * 10e-6 * peak, 1e3);
