@@ -153,8 +153,9 @@ struct RuntimeCall {
   std::int64_t ts_ns, end_ns, tid, correlation;
 };
 
-// An operator event, kept as its text: converted (to_op_call) only when it
-// launched work, once the whole trace is read.
+// An operator event, kept as the JSON text of the args to_op_call reads
+// (op_args_text): converted only when it launched work, once the whole
+// trace is read.
 struct CpuOp {
   std::string text;
   std::string_view name;  // in the reader's StringPool
@@ -249,6 +250,35 @@ SyncKind sync_kind(std::string_view name) {
   return SyncKind::none;
 }
 
+bool is_collective(std::string_view op_name) {
+  return op_name == "record_param_comms" || starts_with(op_name, "c10d::") ||
+         starts_with(op_name, "nccl:");
+}
+
+// {"args":{...}} with only the members of `args` that to_op_call reads
+// (the first of each, as a lookup finds it), minified: about a third of the
+// event's text.
+std::string op_args_text(dom::object args, std::string_view op_name) {
+  static constexpr std::string_view kShapes[] = {"Input Dims", "Input type", "Concrete Inputs"};
+  static constexpr std::string_view kComms[] = {"In msg nelems", "Out msg nelems", "dtype",
+                                                "Group size", "Collective name"};
+  std::string out = "{\"args\":{";
+  auto keep = [&](std::string_view key) {
+    dom::element e;
+    if (args[key].get(e) != simdjson::SUCCESS) return;
+    if (out.back() != '{') out += ',';
+    out += '"';
+    out += key;
+    out += "\":";
+    out += simdjson::minify(e);
+  };
+  for (const std::string_view k : kShapes) keep(k);
+  if (is_collective(op_name))
+    for (const std::string_view k : kComms) keep(k);
+  out += "}}";
+  return out;
+}
+
 OpCall to_op_call(const CpuOp& op, dom::parser& parser) {
   OpCall call;
   call.name = std::string(op.name);
@@ -256,8 +286,7 @@ OpCall to_op_call(const CpuOp& op, dom::parser& parser) {
   if (parser.parse(op.text).get(obj) != simdjson::SUCCESS ||
       obj["args"].get(args) != simdjson::SUCCESS)
     return call;
-  if (op.name == "record_param_comms" || starts_with(op.name, "c10d::") ||
-      starts_with(op.name, "nccl:")) {
+  if (is_collective(op.name)) {
     double v = 0;
     std::string_view dtype;
     if (args["In msg nelems"].get(v) == simdjson::SUCCESS) call.in_msg_elements = v;
@@ -492,9 +521,9 @@ bool is_ws(char c) {
 }
 
 // The top level of a Kineto trace: an object with "traceEvents" (and
-// "deviceProperties"), or a bare array of events. `on_event(element, index,
-// text)` sees every element of the events array in order; the element and
-// its text live until it returns.
+// "deviceProperties"), or a bare array of events. `on_event(element, index)`
+// sees every element of the events array in order; the element lives until
+// it returns.
 class EventStream {
  public:
   // The sizes a piece is read and a batch is parsed (tests shrink them to
@@ -675,11 +704,7 @@ class EventStream {
     dom::array arr;
     if (!parse_array(spans_.front().first, spans_.back().second, spans_.size(), arr)) batch_error();
     std::size_t j = 0;
-    for (dom::element el : arr) {
-      const auto [b, e] = spans_[j];
-      on_event(el, first_index_ + j, std::string_view(buf_.data() + b, e - b));
-      ++j;
-    }
+    for (dom::element el : arr) on_event(el, first_index_ + j++);
     first_index_ += spans_.size();
     spans_.clear();
     batch_size_ = 0;
@@ -769,7 +794,7 @@ Workload kineto_from(ByteSource& src, const std::string& path, const TraceOption
   calls.reserve(8192);
   op_by_ext.reserve(32768);
 
-  events.run([&](dom::element el, const std::size_t i, std::string_view text) {
+  events.run([&](dom::element el, const std::size_t i) {
     dom::object ev;
     if (el.get(ev) != simdjson::SUCCESS)
       throw InputError(fmt::format("{}: event {}: not a JSON object", path, i));
@@ -874,7 +899,7 @@ Workload kineto_from(ByteSource& src, const std::string& path, const TraceOption
       // Keep the innermost (shortest) operator of an External id.
       auto [it, fresh] = op_by_ext.try_emplace(ext);
       if (fresh || dur < it->second.dur_ns) {
-        it->second.text.assign(text);
+        it->second.text = op_args_text(args, name);
         it->second.name = pool(name);
         it->second.dur_ns = dur;
       }
