@@ -12,6 +12,7 @@
 #include <memory>
 #include <numeric>
 #include <ostream>
+#include <ranges>
 #include <tuple>
 
 #include "apps/files.h"
@@ -205,6 +206,17 @@ std::string sink_text(void (*write)(OutputSink&, const Simulation&), const Simul
   return s.str();
 }
 
+// A CSV streamed into `out`: the header, then `row(item)` for each of
+// `items`, each row counted.
+template <class Items, class Row>
+void write_csv(OutputSink& out, std::string_view header, const Items& items, Row&& row) {
+  out.write(header);
+  for (const auto& item : items) {
+    row(item);
+    out.row_done();
+  }
+}
+
 // Each interned name quoted once (CSV or JSON), not once per kernel.
 std::vector<std::string> quoted_names(const Workload& w, std::string (*quote)(std::string_view)) {
   std::vector<std::string> out;
@@ -219,11 +231,11 @@ void write_kernels_csv(OutputSink& out, const Simulation& sim) {
   const Workload& w = *sim.workload;
   const RunResult& r = sim.result;
   const std::vector<std::string> names = quoted_names(w, &csv_field);
-  out.write(
+  constexpr std::string_view header =
       "kernel_index,iteration,name,operator,correlation_id,class,phase,stream,traced_start_ns,"
       "start_ns,duration_ns,flops,dram_bytes,work_source,requested_core_mhz,requested_memory_mhz,"
-      "core_mhz,memory_mhz,power_w,energy_j,baseline_duration_ns,baseline_energy_j\n");
-  for (std::size_t i = 0; i < w.kernels.size(); ++i) {
+      "core_mhz,memory_mhz,power_w,energy_j,baseline_duration_ns,baseline_energy_j\n";
+  write_csv(out, header, std::views::iota(std::size_t{0}, w.kernels.size()), [&](std::size_t i) {
     const Kernel& k = w.kernels[i];
     const KernelResult& kr = r.kernels[i];
     const double p =
@@ -241,8 +253,7 @@ void write_kernels_csv(OutputSink& out, const Simulation& sim) {
                      sim.baseline.kernels[i].energy_j);
     else
       out.write(",\n");
-    out.row_done();
-  }
+  });
 }
 
 std::string kernels_csv(const Simulation& sim) {
@@ -251,15 +262,15 @@ std::string kernels_csv(const Simulation& sim) {
 
 void write_timeline_csv(OutputSink& out, const Simulation& sim) {
   // kernel_index: the key of kernels.csv (empty for idle and stall segments).
-  out.write("start_ns,duration_ns,core_mhz,memory_mhz,power_w,state,kernel_index\n");
-  for (const Segment& s : sim.result.segments) {
-    const char* state = s.kernel >= 0 ? "kernel" : (s.kernel == Segment::kStall ? "stall" : "idle");
-    fmt::format_to(out.it(), FMT_COMPILE("{},{},{},{},{:.3f},{},"), s.start_ns, s.duration_ns,
-                   s.core_mhz, s.memory_mhz, s.power_w, state);
-    if (s.kernel >= 0) fmt::format_to(out.it(), FMT_COMPILE("{}"), s.kernel);
-    out.put('\n');
-    out.row_done();
-  }
+  write_csv(out, "start_ns,duration_ns,core_mhz,memory_mhz,power_w,state,kernel_index\n",
+            sim.result.segments, [&](const Segment& s) {
+              const char* state =
+                  s.kernel >= 0 ? "kernel" : (s.kernel == Segment::kStall ? "stall" : "idle");
+              fmt::format_to(out.it(), FMT_COMPILE("{},{},{},{},{:.3f},{},"), s.start_ns,
+                             s.duration_ns, s.core_mhz, s.memory_mhz, s.power_w, state);
+              if (s.kernel >= 0) fmt::format_to(out.it(), FMT_COMPILE("{}"), s.kernel);
+              out.put('\n');
+            });
 }
 
 std::string timeline_csv(const Simulation& sim) {
@@ -270,12 +281,12 @@ void write_clock_switches_csv(OutputSink& out, const Simulation& sim) {
   // The core and memory rows are the switches summary.json counts
   // (clock_switches); power_cap rows are the firmware's cap moving, which no
   // policy asked for (docs/design.md, "Command line").
-  out.write("domain,request_ns,land_ns,latency_ns,from_mhz,to_mhz,stall_ns\n");
-  for (const SwitchRecord& s : sim.result.switches) {
-    fmt::format_to(out.it(), "{},{},{},{},{},{},{}\n", domain_name(s.domain), s.request_ns,
-                   s.land_ns, s.land_ns - s.request_ns, s.from_mhz, s.to_mhz, s.stall_ns);
-    out.row_done();
-  }
+  write_csv(out, "domain,request_ns,land_ns,latency_ns,from_mhz,to_mhz,stall_ns\n",
+            sim.result.switches, [&](const SwitchRecord& s) {
+              fmt::format_to(out.it(), "{},{},{},{},{},{},{}\n", domain_name(s.domain),
+                             s.request_ns, s.land_ns, s.land_ns - s.request_ns, s.from_mhz,
+                             s.to_mhz, s.stall_ns);
+            });
 }
 
 std::string clock_switches_csv(const Simulation& sim) {

@@ -95,12 +95,7 @@ ParallelRun replay_with(const ParallelInputs& base_in, const std::string& policy
 
 ParallelInputs parallel_inputs(const Prepared& p, const PipelineJob& job, const PipelineGraph& g) {
   ParallelInputs in;
-  in.workload = p.workload.get();
-  in.device = &p.target->device;
-  in.latency = p.latency.get();
-  in.power = p.power.get();
-  in.governor = p.governor.get();
-  in.costs = &p.costs;
+  set_prepared(in, p);
   in.job = &job;
   in.graph = &g;
   return in;

@@ -100,12 +100,7 @@ RunResult replay_policy(const Prepared& p, const std::string& policy,
   const Params resolved = resolve_params(info, params);
   std::unique_ptr<Policy> pol = info.make(resolved);
   EngineInputs in;
-  in.workload = p.workload.get();
-  in.device = &p.target->device;
-  in.latency = p.latency.get();
-  in.power = p.power.get();
-  in.governor = p.governor.get();
-  in.costs = &p.costs;
+  set_prepared(in, p);
   in.warm_cache = p.warm.get();
   in.baseline = baseline;
   in.policy_name = info.name;

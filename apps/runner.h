@@ -88,6 +88,17 @@ struct Prepared {
 };
 Prepared prepare(std::shared_ptr<const Workload> w, std::shared_ptr<const LoadedDevice> target,
                  const ModelOptions& options = {});
+// The prepared workload, target, models and costs into a replay's inputs
+// (EngineInputs, ParallelInputs).
+template <class Inputs>
+void set_prepared(Inputs& in, const Prepared& p) {
+  in.workload = p.workload.get();
+  in.device = &p.target->device;
+  in.latency = p.latency.get();
+  in.power = p.power.get();
+  in.governor = p.governor.get();
+  in.costs = &p.costs;
+}
 RunResult replay_policy(const Prepared& p, const std::string& policy,
                         const std::map<std::string, std::string>& params, const EngineConfig& cfg,
                         const RunResult* baseline = nullptr);
