@@ -66,7 +66,13 @@ void Switcher::schedule(PolicyContext& ctx, std::int64_t ended_ns) {
       }
       return;
     }
-    if (t - now > horizon) return;
+    // Nothing changes within the horizon: look again when it reaches the
+    // predicted start of step k (a change there or later is issued no
+    // earlier than that minus the horizon), or at the next kernel boundary.
+    if (t - now > horizon) {
+      ctx.set_timer(std::max(ctx.now_ns() + 1, static_cast<std::int64_t>(std::ceil(t - horizon))));
+      return;
+    }
     t += s.duration_ns + s.gap_ns;
   }
 }
