@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <memory>
 
 #include "policies/planning/kernel_plan.h"
 #include "policies/planning/lagrangian.h"
@@ -22,8 +24,9 @@ constexpr double kBisectionTolerance = 1e-5;
 // best plan's modelled energy is dropped (kPruneTolerance: relative slack).
 constexpr int kPruneSteps = 8;
 constexpr double kPruneTolerance = 1e-4;
-// Table rebuilds with the caps of the best plan so far (plan_segments).
-constexpr int kSegmentCapRounds = 3;
+// Rounds of one memory mode (plan_segments): each re-solves with the caps the
+// last round's plan met, and tightened after a plan that missed the budget.
+constexpr int kSegmentRounds = 6;
 
 struct DpResult {
   std::vector<std::int32_t> pair_of_pos;  // grid index
@@ -38,9 +41,11 @@ struct DpResult {
 // least lmin may have) is computed once in prepare(); run(lambda) only does
 // the recurrence, on buffers kept between calls.
 struct Dp {
-  const Tables* tb = nullptr;
+  const Grid* grid = nullptr;
   std::vector<std::int32_t> cand;  // grid indices
-  std::vector<double> gap;         // per position
+  // Position-major (n x P): each kernel's time and energy at each candidate.
+  std::vector<double> T, E;
+  std::vector<double> gap;  // per position
   double lmin_ns = 0;
   StallCharge stall;
   const Device* dev = nullptr;
@@ -56,18 +61,16 @@ struct Dp {
 
   void prepare() {
     const std::size_t n = gap.size(), P = cand.size();
-    const Tables& t = *tb;
     SE.assign((n + 1) * P, 0.0);
     ST.assign((n + 1) * P, 0.0);
     lim.assign((n + 1) * P, 0);
     std::vector<double> D((n + 1) * P, 0.0);
     for (std::size_t j = 0; j < P; ++j) {
-      const auto p = static_cast<std::size_t>(cand[j]);
       double se = 0, st = 0, d = 0;
       for (std::size_t k = 0; k < n; ++k) {
-        se += t.e(k, p);
-        st += t.t(k, p);
-        d += t.t(k, p) + gap[k];
+        se += E[k * P + j];
+        st += T[k * P + j];
+        d += T[k * P + j] + gap[k];
         SE[(k + 1) * P + j] = se;
         ST[(k + 1) * P + j] = st;
         D[(k + 1) * P + j] = d;
@@ -81,7 +84,7 @@ struct Dp {
     mem_of.resize(P);
     core_of.resize(P);
     for (std::size_t j = 0; j < P; ++j) {
-      const Clocks& c = t.grid.pairs[static_cast<std::size_t>(cand[j])];
+      const Clocks& c = grid->pairs[static_cast<std::size_t>(cand[j])];
       mem_of[j] = c.memory_idx;
       core_of[j] = c.core_idx;
     }
@@ -97,7 +100,6 @@ struct Dp {
 
   DpResult run(double lambda) const {
     const std::size_t n = gap.size(), P = cand.size();
-    const Tables& t = *tb;
     auto S = [&](std::size_t b, std::size_t j) { return SE[b * P + j] + lambda * ST[b * P + j]; };
     const double sw_mem = lambda * stall.time_ns(1) + stall.energy_j(1);
     const double sw_core = 1e-12;  // prefer fewer switches on ties
@@ -176,6 +178,7 @@ struct Dp {
     }
     DpResult r;
     r.pair_of_pos.assign(n, cand.empty() ? 0 : cand[0]);
+    std::vector<std::size_t> j_of(n, 0);
     std::size_t bj = 0;
     for (std::size_t j = 1; j < P; ++j)
       if (f[n * P + j] < f[n * P + bj]) bj = j;
@@ -183,7 +186,10 @@ struct Dp {
     std::size_t b = n, j = bj;
     while (b > 0) {
       const auto a = static_cast<std::size_t>(arg_a[b * P + j]);
-      for (std::size_t k = a; k < b; ++k) r.pair_of_pos[k] = cand[j];
+      for (std::size_t k = a; k < b; ++k) {
+        r.pair_of_pos[k] = cand[j];
+        j_of[k] = j;
+      }
       ++r.segments;
       if (a == 0) break;
       j = static_cast<std::size_t>(arg_q[a * P + j]);
@@ -191,12 +197,9 @@ struct Dp {
     }
     std::int64_t mem_sw = 0;
     for (std::size_t k = 0; k < n; ++k) {
-      const auto p = static_cast<std::size_t>(r.pair_of_pos[k]);
-      r.time += t.t(k, p);
-      r.energy += t.e(k, p);
-      if (k > 0 && t.grid.pairs[p].memory_mhz !=
-                       t.grid.pairs[static_cast<std::size_t>(r.pair_of_pos[k - 1])].memory_mhz)
-        ++mem_sw;
+      r.time += T[k * P + j_of[k]];
+      r.energy += E[k * P + j_of[k]];
+      if (k > 0 && mem_of[j_of[k]] != mem_of[j_of[k - 1]]) ++mem_sw;
     }
     r.time += stall.time_ns(mem_sw);
     r.energy += stall.energy_j(mem_sw);
@@ -204,6 +207,74 @@ struct Dp {
   }
 };
 
+// The DP's candidate pairs: those on the positions' lower hulls, weighted by
+// the time of the positions they serve (so that a pair a few long GEMMs want
+// is not crowded out by the many short kernels), the heaviest first; every
+// memory clock on a hull keeps its heaviest few, so that a mode that may
+// switch the memory clock has somewhere to switch to.
+std::vector<std::int32_t> candidate_pairs(const Grid& grid, const Hulls& h, int max_candidates) {
+  const std::size_t items = h.begin.size() - 1, pairs = grid.pairs.size();
+  constexpr std::size_t kPerMemoryClock = 4;
+  std::vector<double> weight(pairs, 0.0);
+  for (std::size_t i = 0; i < items; ++i) {
+    const std::size_t b = h.begin[i], e = h.begin[i + 1];
+    if (b == e) continue;
+    double t = kInf;
+    for (std::size_t v = b; v < e; ++v) t = std::min(t, h.t[v]);
+    for (std::size_t v = b; v < e; ++v) weight[static_cast<std::size_t>(h.pair[v])] += t;
+  }
+  std::vector<std::int32_t> order;
+  for (std::size_t p = 0; p < pairs; ++p)
+    if (weight[p] > 0) order.push_back(static_cast<std::int32_t>(p));
+  std::stable_sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) {
+    return weight[static_cast<std::size_t>(a)] > weight[static_cast<std::size_t>(b)];
+  });
+  const auto cap = static_cast<std::size_t>(std::max(1, max_candidates));
+  std::vector<std::int32_t> out;
+  std::vector<char> taken(pairs, 0);
+  std::map<std::int32_t, std::size_t> per_memory;
+  for (std::int32_t p : order) {  // the heaviest few of every memory clock
+    const std::int32_t m = grid.pairs[static_cast<std::size_t>(p)].memory_mhz;
+    if (per_memory[m] < kPerMemoryClock) {
+      ++per_memory[m];
+      out.push_back(p);
+      taken[static_cast<std::size_t>(p)] = 1;
+    }
+  }
+  for (std::int32_t p : order) {
+    if (out.size() >= cap) break;
+    if (!taken[static_cast<std::size_t>(p)]) out.push_back(p);
+  }
+  return out;
+}
+
+// The DP's columns: each kernel at each candidate, with the cap of the
+// candidate's memory clock.
+void load_columns(TableCache& cache, const std::vector<ItemSpec>& items,
+                  const std::vector<std::vector<std::int32_t>>& caps,
+                  const std::vector<std::size_t>& mem_of_pair, Dp& dp) {
+  const std::size_t n = items.size(), P = dp.cand.size();
+  dp.T.assign(n * P, 0.0);
+  dp.E.assign(n * P, 0.0);
+  std::vector<std::size_t> mems;  // the memory clocks of the candidates
+  for (std::size_t j = 0; j < P; ++j) {
+    const std::size_t m = mem_of_pair[static_cast<std::size_t>(dp.cand[j])];
+    if (std::find(mems.begin(), mems.end(), m) == mems.end()) mems.push_back(m);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    ItemSpec it = items[i];
+    for (const std::size_t m : mems) {
+      it.max_core_mhz = caps[m][i];
+      const TableCache::Row r = cache.row(it);
+      for (std::size_t j = 0; j < P; ++j) {
+        const auto q = static_cast<std::size_t>(dp.cand[j]);
+        if (mem_of_pair[q] != m) continue;
+        dp.T[i * P + j] = r.time_ns[q];
+        dp.E[i * P + j] = r.energy_j[q];
+      }
+    }
+  }
+}
 }  // namespace
 
 SegmentPlan plan_segments(const SegmentPlanInput& in, const Emulation& em0) {
@@ -223,164 +294,206 @@ SegmentPlan plan_segments(const SegmentPlanInput& in, const Emulation& em0) {
   SolveReport rep;
   bool have = false;
   int rounds = 0;
-  // Cap rounds: the tables are built with the cap each kernel met in the best
-  // plan so far (at first: at the default clocks); a plan that lowers clocks
-  // elsewhere raises the cap for the GEMMs, so the next round may do better.
-  // Rounds stop when the best plan's caps are those its tables had.
-  std::vector<ItemSpec> capped = items;
-  std::string best_mode;
   double best_dp_energy = kInf;
   int pruned = 0;
-  for (int cap_round = 0; cap_round < kSegmentCapRounds; ++cap_round) {
-    const Tables tb =
-        build_tables(d, *in.gpu.latency, *in.gpu.power, capped, default_table_options(d));
-    // Modes: memory held at each clock (core switches only), or free.
-    struct Mode {
-      std::string name;
-      std::vector<char> mask;
-      double lmin, stall;
-    };
-    // The mode likeliest to win first, so that the others are pruned by its
-    // plan: the memory clock switched, then held at the default clock, then
-    // held at each other clock.
-    std::vector<Mode> modes;
-    if (memory_clock_count(tb.grid) > 1)
-      modes.push_back({"memory switched", std::vector<char>(tb.pairs, 1), std::max(lc, lm),
-                       in.memory_stall_ns});
-    for (MemoryMask& mm : memory_masks(tb.grid))
-      modes.push_back(
-          {fmt::format("memory held at {} MHz", mm.memory_mhz), std::move(mm.allowed), lc, 0.0});
-    std::stable_partition(modes.begin(), modes.end(), [&](const Mode& m) {
-      return m.name == "memory switched" ||
-             m.name == fmt::format("memory held at {} MHz", def.memory_mhz);
-    });
+  // Rows reused across modes and rounds: a round changes some kernels' caps.
+  TableCache cache(d, *in.gpu.latency, *in.gpu.power, default_table_options(d));
+  const Grid& grid = cache.grid();
+  // Modes: memory held at each clock (core switches only), or free.
+  struct Mode {
+    std::string name;
+    std::vector<char> mask;
+    double lmin, stall;
+    std::size_t hulls;  // its index in row_hulls order
+  };
+  // The mode likeliest to win first, so that the others are pruned by its
+  // plan: the memory clock switched, then held at the default clock, then
+  // held at each other clock.
+  std::vector<Mode> modes;
+  if (memory_clock_count(grid) > 1)
+    modes.push_back({"memory switched", std::vector<char>(grid.pairs.size(), 1), std::max(lc, lm),
+                     in.memory_stall_ns, 0});
+  std::size_t hull_index = 0;
+  for (MemoryMask& mm : memory_masks(grid))
+    modes.push_back({fmt::format("memory held at {} MHz", mm.memory_mhz), std::move(mm.allowed), lc,
+                     0.0, ++hull_index});
+  std::stable_partition(modes.begin(), modes.end(), [&](const Mode& m) {
+    return m.name == "memory switched" ||
+           m.name == fmt::format("memory held at {} MHz", def.memory_mhz);
+  });
 
-    const bool had = have;
-    const std::vector<Clocks> before = best_pairs;
-    for (const Mode& mode : modes) {
-      // After the first round only the mode of the best plan is solved again.
-      if (cap_round > 0 && mode.name != best_mode) continue;
+  // The firmware's cap depends on the memory clock (a lower memory clock
+  // frees power for the core): each memory clock's columns of the tables take
+  // the cap every kernel meets when the whole run is at that memory clock (and
+  // the default core clock, or the highest below it the memory clock allows);
+  // the default memory clock's are the caller's.
+  const std::size_t mem_count = grid.mem_begin.size() - 1;
+  std::vector<std::vector<std::int32_t>> caps0(mem_count);
+  for (std::size_t m = 0; m < mem_count; ++m) {
+    if (grid.mem_begin[m] == grid.mem_begin[m + 1]) continue;
+    std::int32_t pick = -1;
+    for (auto q = grid.mem_begin[m]; q < grid.mem_begin[m + 1]; ++q)
+      if (grid.pairs[q].core_mhz <= def.core_mhz || pick < 0) pick = static_cast<std::int32_t>(q);
+    const Clocks& c = grid.pairs[static_cast<std::size_t>(pick)];
+    if (c.memory_mhz == def.memory_mhz) {
+      caps0[m].resize(n);
+      for (std::size_t i = 0; i < n; ++i) caps0[m][i] = items[i].max_core_mhz;
+      continue;
+    }
+    EmulationStart st = start;
+    st.warm_pair = c;
+    st.from = c;
+    caps0[m] = emulate(in.gpu, items, std::vector<Clocks>(n, c), st).cap_mhz;
+  }
+  std::vector<std::size_t> mem_of_pair(grid.pairs.size());
+  for (std::size_t m = 0; m < mem_count; ++m)
+    for (auto q = grid.mem_begin[m]; q < grid.mem_begin[m + 1]; ++q) mem_of_pair[q] = m;
+  // The kernels' hulls in every mode, for the choice of candidates: one
+  // chain set per distinct table row (at the caller's caps).
+  std::vector<std::unique_ptr<ModeChains>> chains;
+  std::vector<const ModeChains*> item_chains(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const TableCache::Row row = cache.row(items[i]);
+    if (chains.size() <= row.slot) chains.resize(row.slot + 1);
+    if (!chains[row.slot]) {
+      chains[row.slot] = std::make_unique<ModeChains>();
+      row_hulls(grid, row.time_ns, row.energy_j, *chains[row.slot]);
+    }
+    item_chains[i] = chains[row.slot].get();
+  }
+
+  for (const Mode& mode : modes) {
+    // Rounds of one mode: the tables are built with the cap each kernel is
+    // predicted to meet. The firmware's cap depends on the plan (a plan that
+    // lowers the memory clock somewhere lifts the cap for its neighbours, one
+    // that raises it lowers the cap), so every round's plan is emulated and
+    // the next round's tables take its caps: all of them after a plan that
+    // met the budget (until they repeat), the lower of the two after one that
+    // missed it, which is also tightened by its overshoot (as plan_kernels).
+    // Candidates: from the hulls of the first round's tables.
+    std::vector<std::int32_t> order =
+        candidate_pairs(grid, hulls_of_mode(grid, item_chains, mode.hulls), in.max_candidates);
+    const int dpi = grid.find(def.core_mhz, def.memory_mhz);
+    if (dpi >= 0 && mode.mask[static_cast<std::size_t>(dpi)] &&
+        std::find(order.begin(), order.end(), dpi) == order.end())
+      order.push_back(dpi);
+    for (const Clocks& c : in.extra_candidates) {
+      const int x = grid.find(c.core_mhz, c.memory_mhz);
+      if (x >= 0 && mode.mask[static_cast<std::size_t>(x)] &&
+          std::find(order.begin(), order.end(), x) == order.end())
+        order.push_back(x);
+    }
+    if (order.empty()) continue;
+    std::vector<std::vector<std::int32_t>> caps = caps0;
+    double tighten = in.extra_tighten_ns;
+    bool mode_pruned = false;
+    for (int round = 0; round < kSegmentRounds && !mode_pruned; ++round) {
       Dp dp;
-      dp.tb = &tb;
+      dp.grid = &grid;
       dp.dev = &d;
       dp.lmin_ns = mode.lmin;
       dp.stall = {mode.stall, idle_power_w(*in.gpu.power, def)};
       dp.gap.resize(n);
       for (std::size_t i = 0; i < n; ++i) dp.gap[i] = items[i].gap_ns;
-      // Candidates: the pairs most often on the positions' hulls.
-      const Hulls h = lower_hulls(tb, &mode.mask);
-      std::vector<std::int64_t> freq(tb.pairs, 0);
-      for (auto p : h.pair) ++freq[static_cast<std::size_t>(p)];
-      std::vector<std::int32_t> order;
-      for (std::size_t p = 0; p < tb.pairs; ++p)
-        if (freq[p] > 0) order.push_back(static_cast<std::int32_t>(p));
-      std::stable_sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) {
-        return freq[static_cast<std::size_t>(a)] > freq[static_cast<std::size_t>(b)];
-      });
-      if (order.size() > static_cast<std::size_t>(in.max_candidates))
-        order.resize(static_cast<std::size_t>(in.max_candidates));
-      const int dpi = tb.grid.find(def.core_mhz, def.memory_mhz);
-      if (dpi >= 0 && mode.mask[static_cast<std::size_t>(dpi)] &&
-          std::find(order.begin(), order.end(), dpi) == order.end())
-        order.push_back(dpi);
-      for (const Clocks& c : in.extra_candidates) {
-        const int x = tb.grid.find(c.core_mhz, c.memory_mhz);
-        if (x >= 0 && mode.mask[static_cast<std::size_t>(x)] &&
-            std::find(order.begin(), order.end(), x) == order.end())
-          order.push_back(x);
-      }
-      if (order.empty()) continue;
       dp.cand = order;
+      load_columns(cache, items, caps, mem_of_pair, dp);
       dp.prepare();
 
-      double tighten = in.extra_tighten_ns;
-      for (int round = 0; round < kTighteningRounds; ++round) {
-        ++rounds;
-        DpResult sol;
-        double dual = -kInf, lam = 0;
-        int iters = 0;
-        if (in.objective.kind == ObjectiveKind::waste) {
-          const double kb = budget - gaps - tighten;
-          DpResult lo = dp.run(0.0);
-          if (lo.time <= kb) {
-            sol = lo;
-            dual = lo.energy;
-          } else {
-            double hi = 1e-6;
-            DpResult hr = dp.run(hi);
-            while (hr.time > kb && hi < 1e3) {
-              hi *= 4;
-              hr = dp.run(hi);
-            }
-            double l = 0;
-            dual = std::max(lo.lagr, hr.lagr - hi * kb);
-            auto eval = [&](double lambda) { return dp.run(lambda); };
-            auto feasible_at = [&](const DpResult& r) { hr = r; };
-            iters = bisect_multiplier(l, hi, kb, dual, kPruneSteps, kBisectionTolerance, eval,
-                                      feasible_at);
-            // No plan of this mode can use less (modelled) energy than the
-            // dual bound: a mode whose bound is above the best plan's
-            // energy so far is not solved further.
-            if (have && dual > best_dp_energy * (1 + kPruneTolerance)) {
-              ++pruned;
-              break;
-            }
-            iters += bisect_multiplier(l, hi, kb, dual, kBisectionSteps - iters,
-                                       kBisectionTolerance, eval, feasible_at);
-            sol = hr;
-            lam = hi;
-          }
+      ++rounds;
+      DpResult sol;
+      double dual = -kInf, lam = 0;
+      int iters = 0;
+      if (in.objective.kind == ObjectiveKind::waste) {
+        const double kb = budget - gaps - tighten;
+        DpResult lo = dp.run(0.0);
+        if (lo.time <= kb) {
+          sol = lo;
+          dual = lo.energy;
         } else {
-          // energy / edp / ed2p: scan lambda, keep the best score.
-          double bs = kInf;
-          for (double l = 0; l < 1e3; l = l == 0 ? 1e-9 : l * 2) {
-            const DpResult r = dp.run(l);
-            const double sc = in.objective.score(r.energy, r.time + gaps);
-            if (sc < bs) {
-              bs = sc;
-              sol = r;
-              lam = l;
-            }
-            if (in.objective.kind == ObjectiveKind::energy) break;
-            ++iters;
+          double hi = 1e-6;
+          DpResult hr = dp.run(hi);
+          while (hr.time > kb && hi < 1e3) {
+            hi *= 4;
+            hr = dp.run(hi);
           }
-          dual = sol.energy;
+          double l = 0;
+          dual = std::max(lo.lagr, hr.lagr - hi * kb);
+          auto eval = [&](double lambda) { return dp.run(lambda); };
+          auto feasible_at = [&](const DpResult& r) { hr = r; };
+          iters = bisect_multiplier(l, hi, kb, dual, kPruneSteps, kBisectionTolerance, eval,
+                                    feasible_at);
+          // No plan of this mode can use less (modelled) energy than the
+          // dual bound: a mode whose bound is above the best plan's
+          // energy so far is not solved further.
+          if (have && dual > best_dp_energy * (1 + kPruneTolerance)) {
+            ++pruned;
+            mode_pruned = true;
+            break;
+          }
+          iters += bisect_multiplier(l, hi, kb, dual, kBisectionSteps - iters, kBisectionTolerance,
+                                     eval, feasible_at);
+          sol = hr;
+          lam = hi;
         }
-        std::vector<Clocks> pairs(n);
-        for (std::size_t i = 0; i < n; ++i)
-          pairs[i] = tb.grid.pairs[static_cast<std::size_t>(sol.pair_of_pos[i])];
-        const Emulation em = emulate(in.gpu, items, pairs, start);
-        const bool feasible = !(em.time_ns > budget);
-        const double score = in.objective.score(em.energy_j, em.time_ns);
-        if (feasible && score < best_score) {
-          best_score = score;
-          best_pairs = pairs;
-          best_em = em;
-          have = true;
-          best_mode = mode.name;
-          best_dp_energy = sol.energy;
-          rep.what = fmt::format(
-              "segment DP ({}, {}, L_min {:.3f} ms, {} candidate pairs, {} segments per iteration, "
-              "lambda {:.3g} J/ns after {} steps)",
-              mode.name, to_string(in.objective.kind), mode.lmin * 1e-6, dp.cand.size(),
-              sol.segments, lam, iters);
-          rep.pairs = dp.cand.size();
-          rep.energy_j = sol.energy;
-          rep.dual_bound_j = std::min(dual, sol.energy);
-          rep.gap_j = sol.energy - rep.dual_bound_j;
-          rep.gap_pct = sol.energy > 0 ? 100.0 * rep.gap_j / sol.energy : 0.0;
+      } else {
+        // energy / edp / ed2p: scan lambda, keep the best score.
+        double bs = kInf;
+        for (double l = 0; l < 1e3; l = l == 0 ? 1e-9 : l * 2) {
+          const DpResult r = dp.run(l);
+          const double sc = in.objective.score(r.energy, r.time + gaps);
+          if (sc < bs) {
+            bs = sc;
+            sol = r;
+            lam = l;
+          }
+          if (in.objective.kind == ObjectiveKind::energy) break;
+          ++iters;
         }
-        if (feasible || !in.objective.time_bounded()) break;
-        tighten += tightening_ns(em.time_ns - budget, budget);
+        dual = sol.energy;
+      }
+      std::vector<Clocks> pairs(n);
+      for (std::size_t i = 0; i < n; ++i)
+        pairs[i] = grid.pairs[static_cast<std::size_t>(sol.pair_of_pos[i])];
+      const Emulation em = emulate(in.gpu, items, pairs, start);
+      const bool feasible = !in.objective.time_bounded() || !(em.time_ns > budget);
+      const double score = in.objective.score(em.energy_j, em.time_ns);
+      if (feasible && score < best_score) {
+        best_score = score;
+        best_pairs = pairs;
+        best_em = em;
+        have = true;
+        best_dp_energy = sol.energy;
+        rep.what = fmt::format(
+            "segment DP ({}, {}, L_min {:.3f} ms, {} candidate pairs, {} segments per iteration, "
+            "lambda {:.3g} J/ns after {} steps, round {})",
+            mode.name, to_string(in.objective.kind), mode.lmin * 1e-6, dp.cand.size(), sol.segments,
+            lam, iters, round + 1);
+        rep.pairs = dp.cand.size();
+        rep.energy_j = sol.energy;
+        rep.dual_bound_j = std::min(dual, sol.energy);
+        rep.gap_j = sol.energy - rep.dual_bound_j;
+        rep.gap_pct = sol.energy > 0 ? 100.0 * rep.gap_j / sol.energy : 0.0;
+      }
+      // The caps the plan met, in the columns of the memory clock each kernel
+      // ran at.
+      bool changed = false, lowered = false;
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t m = mem_of_pair[static_cast<std::size_t>(sol.pair_of_pos[i])];
+        std::int32_t& c = caps[m][i];
+        const std::int32_t met = em.cap_mhz[i];
+        if (met == c || (!feasible && met > c)) continue;
+        lowered = lowered || met < c;
+        c = met;
+        changed = true;
+      }
+      if (feasible) {
+        if (!changed) break;  // a fixed point: the next round would repeat this one
+      } else {
+        // A miss the lower caps explain is re-solved with them first; one
+        // they do not explain tightens the budget by the overshoot.
+        if (!lowered) tighten += tightening_ns(em.time_ns - budget, budget);
       }
     }
-    if (!have || (had && best_pairs == before)) break;
-    bool same = true;
-    for (std::size_t i = 0; i < n; ++i) {
-      same = same && capped[i].max_core_mhz == best_em.cap_mhz[i];
-      capped[i].max_core_mhz = best_em.cap_mhz[i];
-    }
-    if (same) break;
   }
   SegmentPlan out;
   rep.what = in.what + rep.what;

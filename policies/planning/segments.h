@@ -11,8 +11,18 @@
 // when the memory clock may change (then every memory change also costs the
 // GPU stall in time and idle energy). Bisection on lambda
 // (policies/planning/lagrangian.h) meets the budget with the dual bound
-// reported; the plan is emulated on the GPU timeline and tightened if it
-// misses. L -> 0 gives a per-kernel plan; large L a few long segments.
+// reported. L -> 0 gives a per-kernel plan; large L a few long segments.
+//
+// Candidates: the pairs on the kernels' time-energy hulls, weighted by the
+// time of the kernels they serve (a pair the few long GEMMs want is not
+// crowded out by many short kernels), with the heaviest few of every memory
+// clock kept. The firmware's power cap: each memory clock's columns take the
+// cap each kernel meets with the whole run at that memory clock (a lower
+// memory clock frees power for the core, a higher one takes it). Each mode
+// runs rounds: its plan is emulated on the GPU timeline, the next round's
+// columns take the caps the plan met (lowered only, after a plan that missed
+// the budget), and a miss the caps do not explain tightens the budget by the
+// overshoot; the best emulated plan that meets the budget is returned.
 #include <cstdint>
 #include <string>
 #include <vector>
