@@ -77,12 +77,19 @@ CmosPower::CmosPower(const Device& d, const ModelOptions& o)
     : CmosPower(d, CmosParams::of(d).with_data_activity(o.data_activity)) {}
 
 CmosPower::CmosPower(const Device& d, const CmosParams& p) : p_(p) {
+  form_.busy_w_per_v2ghz = p_.busy_w_per_v2ghz;
+  form_.compute_w_per_v2ghz = p_.compute_w_per_v2ghz;
+  form_.simt_w_per_v2ghz = p_.simt_w_per_v2ghz;
+  form_.memory_active_w_per_ghz = p_.memory_active_w_per_ghz;
   for (const auto f : d.core_clocks_mhz) {
     const double v = d.volts(f);
     const double v2f = v * v * f * 1e-3;
-    core_.push_back({p_.const_w + p_.leak_w_per_v * v + p_.clock_w_per_v2ghz * v2f, v2f});
+    form_.core.push_back({p_.const_w + p_.leak_w_per_v * v + p_.clock_w_per_v2ghz * v2f, v2f});
   }
-  for (const auto f : d.memory_clocks_mhz) mem_ghz_.push_back(f * 1e-3);
+  for (const auto f : d.memory_clocks_mhz) {
+    const double ghz = f * 1e-3;
+    form_.memory.push_back({ghz, p_.memory_idle_w_per_ghz * ghz});
+  }
 }
 
 }  // namespace dvfsim

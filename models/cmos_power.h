@@ -10,6 +10,7 @@
 // section (declared in cmos_power.cpp); `dvfsim calibrate` fits them.
 #include <vector>
 
+#include "sim/model_forms.h"
 #include "sim/model_registry.h"
 
 namespace dvfsim {
@@ -44,24 +45,15 @@ class CmosPower final : public PowerModel {
   explicit CmosPower(const Device& d, const ModelOptions& o = {});
   CmosPower(const Device& d, const CmosParams& p);
   double power_w(const Utilisation& u, const Clocks& c) const override {
-    const CoreTerms& t = core_[static_cast<std::size_t>(c.core_idx)];
-    const double fm = mem_ghz_[static_cast<std::size_t>(c.memory_idx)];
-    return t.idle_w + p_.memory_idle_w_per_ghz * fm +
-           t.v2f * (u.busy * p_.busy_w_per_v2ghz + u.compute * p_.compute_w_per_v2ghz +
-                    u.simt * p_.simt_w_per_v2ghz) +
-           u.memory * p_.memory_active_w_per_ghz * fm;
+    return form_.power_w(u, c);
   }
   double deep_idle_w() const override { return p_.deep_idle_w; }
   const CmosParams& params() const { return p_; }
+  const CmosForm* inline_form() const override { return &form_; }
 
  private:
-  struct CoreTerms {
-    double idle_w;  // const + leak·V + clock·V²f
-    double v2f;     // V²·f in V²·GHz
-  };
   CmosParams p_;
-  std::vector<CoreTerms> core_;
-  std::vector<double> mem_ghz_;
+  CmosForm form_;  // the coefficients and the per-clock terms
 };
 
 }  // namespace dvfsim

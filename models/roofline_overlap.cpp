@@ -49,10 +49,7 @@ RooflineParams RooflineParams::of(const Device& d) {
 }
 
 RooflineOverlap::RooflineOverlap(const Device& target)
-    : target_(target),
-      p_(RooflineParams::of(target)),
-      kappa_(p_.kappa),
-      min_ns_(p_.min_kernel_ns) {}
+    : p_(RooflineParams::of(target)), form_(target, p_.kappa, p_.min_kernel_ns) {}
 
 Clocks RooflineOverlap::capture_clocks(const Workload& w, const Device& capture) {
   std::int32_t core = w.capture.core_mhz > 0 ? w.capture.core_mhz : capture.default_core_mhz;
@@ -156,21 +153,6 @@ std::vector<KernelCost> RooflineOverlap::prepare(const Workload& w, const Device
     kc.memory_ns_mhz = tm * c0.memory_mhz * bw_ratio * amp_ratio;
   }
   return out;
-}
-
-Utilisation RooflineOverlap::utilisation(const KernelCost& k, const Clocks& c,
-                                         double duration_ns) const {
-  Utilisation u;
-  u.busy = 1.0;
-  if (duration_ns <= 0) return u;
-  const double s = duration_ns * 1e-9;
-  if (k.flops > 0 && k.tensor)
-    u.compute = std::min(1.0, k.flops / (s * target_.tensor_flops_per_s(c.core_mhz)));
-  if (k.instructions > 0)
-    u.simt = std::min(1.0, k.instructions / (s * target_.issue_per_s(c.core_mhz)));
-  if (k.dram_bytes > 0)
-    u.memory = std::min(1.0, k.dram_bytes / (s * target_.dram_bytes_per_s(c.memory_mhz)));
-  return u;
 }
 
 }  // namespace dvfsim

@@ -16,6 +16,7 @@
 // Its parameters are the keys of a device file's `latency: {model:
 // roofline-overlap, ...}` section (declared in roofline_overlap.cpp); the
 // capture device's section is read too, so it must use this model as well.
+#include "sim/model_forms.h"
 #include "sim/model_registry.h"
 
 namespace dvfsim {
@@ -45,22 +46,19 @@ class RooflineOverlap final : public LatencyModel {
   std::vector<KernelCost> prepare(const Workload& w, const Device& capture,
                                   const Device& target) const override;
   double duration_ns(const KernelCost& k, const Clocks& c) const override {
-    const double tc = k.compute_ns_mhz / c.core_mhz;
-    const double tm = k.memory_ns_mhz / c.memory_mhz;
-    const double hi = tc > tm ? tc : tm, lo = tc > tm ? tm : tc;
-    const double t = k.fixed_ns + hi + kappa_ * lo;
-    return t > min_ns_ ? t : min_ns_;
+    return form_.duration_ns(k, c);
   }
-  Utilisation utilisation(const KernelCost& k, const Clocks& c, double duration_ns) const override;
+  Utilisation utilisation(const KernelCost& k, const Clocks& c, double duration_ns) const override {
+    return form_.utilisation(k, c, duration_ns);
+  }
+  const RooflineForm* inline_form() const override { return &form_; }
 
   // Capture clocks of a workload: its recorded ones, else the capture device's defaults.
   static Clocks capture_clocks(const Workload& w, const Device& capture);
 
  private:
-  const Device& target_;
   RooflineParams p_;
-  double kappa_;
-  double min_ns_;
+  RooflineForm form_;  // kappa, the kernel floor and the target's rates per clock
 };
 
 }  // namespace dvfsim

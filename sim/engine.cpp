@@ -70,17 +70,21 @@ class Replay final : public TimelineContext<PolicyContext> {
     // One pass over the kernels (large records: each pass costs cache misses
     // on the replay's hot path): the capture's idle gaps between consecutive
     // kernels for the firmware warm-up, and whether they use several streams.
-    const bool warm = cfg_.power_cap && cfg_.warm_firmware;
+    // The gaps only when no earlier replay of the run warmed up already.
+    const bool warm =
+        cfg_.power_cap && cfg_.warm_firmware && !tl_.warm_firmware_cached(in_.warm_cache);
     std::vector<double> gaps(warm ? n : 0, 0.0);
     Stream& one = streams_.emplace_back();
     one.id = w_.kernels.front().stream;
     one.next = 0;
-    one.ended_by.reserve(n);
+    one.ended_by.resize(n);
+    std::int64_t ended_by = std::numeric_limits<std::int64_t>::min();
     for (std::size_t i = 0; i < n; ++i) {
       const Kernel& a = w_.kernels[i];
       const std::int64_t end = a.traced_start_ns + a.work.duration_ns;
       multi_stream_ = multi_stream_ || a.stream != one.id;
-      one.ended_by.push_back(i == 0 ? end : std::max(one.ended_by.back(), end));
+      ended_by = std::max(ended_by, end);
+      one.ended_by[i] = ended_by;
       if (warm && i + 1 < n)
         gaps[i] =
             static_cast<double>(std::max<std::int64_t>(0, w_.kernels[i + 1].traced_start_ns - end));

@@ -82,13 +82,20 @@ double draw_latency_ns(const LatencyDistribution& d, Rng& rng) {
 }
 
 GpuTimeline::GpuTimeline(const GpuModel& m, const TimelineConfig& cfg)
-    : m_(m), cfg_(cfg), rng_(cfg.seed), capping_(m.governor != nullptr) {
+    : m_(m),
+      lat_form_(m.latency ? m.latency->inline_form() : nullptr),
+      pow_form_(m.power ? m.power->inline_form() : nullptr),
+      cfg_(cfg),
+      rng_(cfg.seed),
+      capping_(m.governor != nullptr) {
   const Device& d = *m_.device;
   period_ns_ = capping_ ? std::max<std::int64_t>(1, m_.governor->period_ns()) : 0;
   core_.landed_mhz = d.default_core_mhz;
   memory_.landed_mhz = d.default_memory_mhz;
   wanted_ = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
   cap_mhz_ = d.max_core_mhz();
+  exact_time_ns_ = (std::int64_t{1} << 53) /
+                   std::max<std::int64_t>(1, std::max(d.max_core_mhz(), d.max_memory_mhz()));
   update_effective();
 }
 
@@ -114,6 +121,7 @@ void GpuTimeline::set_clocks_now(std::int32_t core_mhz, std::int32_t memory_mhz)
   core_.landed_mhz = core_mhz;
   memory_.landed_mhz = memory_mhz;
   core_.pending_land_ns = memory_.pending_land_ns = kNever;
+  update_next_event();
   update_effective();
 }
 
@@ -126,6 +134,7 @@ void GpuTimeline::land_now(Domain& d) {
 void GpuTimeline::land_pending_now() {
   land_now(core_);
   land_now(memory_);
+  update_next_event();
   update_effective();
 }
 
@@ -151,9 +160,16 @@ void GpuTimeline::warm_firmware(const std::vector<KernelCost>& costs,
   for (int round = 0; round < kWarmUpRounds; ++round) {
     const Clocks c = make_clocks(dev, std::min(core_.landed_mhz, cap_mhz_), memory_.landed_mhz);
     Utilisation acc;  // acc.busy: kernel time (a running kernel has busy 1)
-    for (std::size_t i = 0; i < n; ++i) {
-      const double d = lat.duration_ns(costs[i], c);
-      acc.add(lat.utilisation(costs[i], c, d), d);
+    if (lat_form_) {
+      for (std::size_t i = 0; i < n; ++i) {
+        const double d = lat_form_->duration_ns(costs[i], c);
+        acc.add(lat_form_->utilisation(costs[i], c, d), d);
+      }
+    } else {
+      for (std::size_t i = 0; i < n; ++i) {
+        const double d = lat.duration_ns(costs[i], c);
+        acc.add(lat.utilisation(costs[i], c, d), d);
+      }
     }
     const double total = acc.busy + gaps_ns;
     if (total <= 0) break;
@@ -164,6 +180,16 @@ void GpuTimeline::warm_firmware(const std::vector<KernelCost>& costs,
   update_effective();
 }
 
+bool GpuTimeline::warm_firmware_cached(WarmFirmwareCache* cache) {
+  if (!capping_) return true;
+  if (!cache) return false;
+  const std::int32_t cap = cache->find(core_.landed_mhz, memory_.landed_mhz, cap_mhz_);
+  if (cap < 0) return false;
+  cap_mhz_ = cap;
+  update_effective();
+  return true;
+}
+
 void GpuTimeline::set_cap(std::int32_t cap_mhz) {
   cap_mhz_ = cap_mhz;
   update_effective();
@@ -172,6 +198,7 @@ void GpuTimeline::set_cap(std::int32_t cap_mhz) {
 void GpuTimeline::start(std::int64_t t0, std::int64_t first_tick_ns) {
   now_ = t0;
   next_tick_ns_ = capping_ ? (first_tick_ns >= 0 ? first_tick_ns : t0 + period_ns_) : kNever;
+  update_next_event();
 }
 
 void GpuTimeline::request(std::int32_t core_mhz, std::int32_t memory_mhz) {
@@ -192,23 +219,28 @@ void GpuTimeline::retarget(Domain& d, std::int32_t target_mhz, const LatencyDist
   d.pending_mhz = target_mhz;
   d.pending_request_ns = now_;
   d.pending_land_ns = now_ + static_cast<std::int64_t>(std::llround(draw_latency_ns(lat, rng_)));
+  update_next_event();
 }
 
 void GpuTimeline::set_wakeup(std::int64_t at_ns, TimelineListener* l) {
   wakeup_ns_ = std::max(at_ns, now_);
   listener_ = l;
+  update_next_event();
 }
 
 void GpuTimeline::update_effective() {
   const std::int32_t core = capping_ ? std::min(core_.landed_mhz, cap_mhz_) : core_.landed_mhz;
-  eff_ = make_clocks(*m_.device, core, memory_.landed_mhz);
+  const Clocks c = make_clocks(*m_.device, core, memory_.landed_mhz);
+  if (!(c == eff_)) ++clock_epoch_;
+  eff_ = c;
   dirty_ = true;
 }
 
 void GpuTimeline::fire_events() {
   for (;;) {
-    const std::int64_t t = next_event_ns();
-    if (t > now_) return;
+    // Every event handler (and a listener's request) keeps next_event_ns_.
+    update_next_event();
+    if (next_event_ns_ > now_) return;
     if (stall_until_ns_ <= now_) {
       stall_until_ns_ = kNever;
     } else if (core_.pending_land_ns <= now_) {
@@ -271,7 +303,7 @@ void GpuTimeline::governor_tick() {
 double GpuTimeline::idle_power() {
   const std::int64_t key = std::int64_t{eff_.core_mhz} * 100000 + eff_.memory_mhz;
   if (idle_clocks_key_ != key) {
-    idle_power_w_ = m_.power->power_w(Utilisation{}, eff_);
+    idle_power_w_ = board_power(Utilisation{}, eff_);
     idle_clocks_key_ = key;
   }
   return idle_power_w_;

@@ -28,6 +28,7 @@
 #include <tuple>
 #include <vector>
 
+#include "sim/model_forms.h"
 #include "sim/models.h"
 #include "sim/result.h"
 #include "sim/rng.h"
@@ -95,6 +96,12 @@ class WarmFirmwareCache {
     caps_.emplace(key, c);
     return c;
   }
+  // The cap for (core, memory, cap before) when computed already, else -1.
+  std::int32_t find(std::int32_t core_mhz, std::int32_t memory_mhz, std::int32_t cap_mhz) {
+    const std::lock_guard<std::mutex> lock(m_);
+    const auto it = caps_.find(std::make_tuple(core_mhz, memory_mhz, cap_mhz));
+    return it == caps_.end() ? -1 : it->second;
+  }
 
  private:
   std::mutex m_;
@@ -136,6 +143,9 @@ class GpuTimeline {
   // (optional) holds the warm-ups of earlier replays of the same run.
   void warm_firmware(const std::vector<KernelCost>& costs, const std::vector<double>& gap_after_ns,
                      WarmFirmwareCache* cache = nullptr);
+  // warm_firmware's result when `cache` holds it already (true: applied),
+  // so that a caller builds the gaps only when the warm-up has to run.
+  bool warm_firmware_cached(WarmFirmwareCache* cache);
   // Sets the firmware cap directly (a planner starting from a known state).
   void set_cap(std::int32_t cap_mhz);
   // Starts the clock at t0; the first governor tick at first_tick_ns (one
@@ -205,9 +215,29 @@ class GpuTimeline {
     double full_ns;    // duration of the whole kernel at the current clocks
     Utilisation u;
     std::int64_t start_ns;
+    std::uint64_t epoch;  // clock_epoch_ when it started
     double core_time, memory_time, energy_j;
   };
 
+  // The kernel alone at `c` (kernel_at), through the models' inline forms
+  // when they have them (the same numbers, sim/model_forms.h); `with_power`
+  // false leaves power_w 0.
+  KernelAtClocks eval(const KernelCost& k, const Clocks& c, bool with_power) const {
+    KernelAtClocks r;
+    if (lat_form_) {
+      const double d = lat_form_->duration_ns(k, c);
+      r.duration_ns = d > 1.0 ? d : 1.0;  // std::max(1.0, d), as kernel_at
+      r.u = lat_form_->utilisation(k, c, r.duration_ns);
+    } else {
+      r.duration_ns = std::max(1.0, m_.latency->duration_ns(k, c));
+      r.u = m_.latency->utilisation(k, c, r.duration_ns);
+    }
+    if (with_power) r.power_w = board_power(r.u, c);
+    return r;
+  }
+  double board_power(const Utilisation& u, const Clocks& c) const {
+    return pow_form_ ? pow_form_->power_w(u, c) : m_.power->power_w(u, c);
+  }
   void fire_events();
   void retarget(Domain& d, std::int32_t target_mhz, const LatencyDistribution& lat);
   static void land_now(Domain& d);
@@ -215,9 +245,11 @@ class GpuTimeline {
   void governor_tick();
   void update_effective();
   void refresh_running();
-  std::int64_t next_event_ns() const {
-    return std::min({core_.pending_land_ns, memory_.pending_land_ns, next_tick_ns_, wakeup_ns_,
-                     stall_until_ns_});
+  // The earliest pending event, kept in next_event_ns_ by every change of one.
+  std::int64_t next_event_ns() const { return next_event_ns_; }
+  void update_next_event() {
+    next_event_ns_ = std::min({core_.pending_land_ns, memory_.pending_land_ns, next_tick_ns_,
+                               wakeup_ns_, stall_until_ns_});
   }
   double idle_power();
   // Integrates [now, t) at constant state and moves now to t; `progress`:
@@ -226,6 +258,8 @@ class GpuTimeline {
                  bool progress);
 
   GpuModel m_;
+  const RooflineForm* lat_form_ = nullptr;  // the models' inline forms (nullptr: none)
+  const CmosForm* pow_form_ = nullptr;
   TimelineConfig cfg_;
   Rng rng_;
   bool capping_ = false;
@@ -239,7 +273,12 @@ class GpuTimeline {
   std::int64_t wakeup_ns_ = kNever;
   TimelineListener* listener_ = nullptr;
   std::int64_t stall_until_ns_ = kNever;
-  Utilisation activity_;  // integrated u·dt since the last governor tick
+  std::int64_t next_event_ns_ = kNever;  // min of the five above
+  // Counts the changes of the effective clocks: a kernel that saw one value
+  // ran at its start clocks throughout.
+  std::uint64_t clock_epoch_ = 0;
+  std::int64_t exact_time_ns_ = 0;  // below it, time x any clock of the device is exact (< 2^53)
+  Utilisation activity_;            // integrated u·dt since the last governor tick
   std::vector<Running> run_;
   bool dirty_ = true;  // clocks changed since the running kernels' rates were computed
   Utilisation run_u_;  // combined utilisation of the running kernels
@@ -260,6 +299,14 @@ double draw_latency_ns(const LatencyDistribution& d, Rng& rng);
 // ---- the replay's hot path, inline for the engine's loop
 
 namespace timeline_detail {
+// std::llround (halves away from zero) for |x| < 2^52, without the libm call:
+// x - trunc(x) is exact there.
+inline std::int64_t round_ns(double x) {
+  const auto i = static_cast<std::int64_t>(x);
+  const double frac = x - static_cast<double>(i);
+  return frac >= 0.5 ? i + 1 : (frac <= -0.5 ? i - 1 : i);
+}
+
 // Utilisations of concurrent kernels add and saturate at 1 per unit.
 inline void add_saturating(Utilisation& acc, const Utilisation& u) {
   acc.busy = std::min(1.0, acc.busy + u.busy);
@@ -312,6 +359,7 @@ inline void GpuTimeline::begin_kernel(const KernelCost& cost, double time_scale,
   r.id = id;
   r.remaining = 1.0;
   r.start_ns = now_;
+  r.epoch = clock_epoch_;
   r.core_time = r.memory_time = r.energy_j = 0.0;
   dirty_ = true;
 }
@@ -338,9 +386,8 @@ inline bool GpuTimeline::advance(std::int64_t limit, FinishedKernel* done) {
       std::int64_t first_end = kNever;
       for (std::size_t k = 0; k < run_.size(); ++k) {
         const std::int64_t end =
-            now_ +
-            std::max<std::int64_t>(
-                0, static_cast<std::int64_t>(std::llround(run_[k].remaining * run_[k].full_ns)));
+            now_ + std::max<std::int64_t>(
+                       0, timeline_detail::round_ns(run_[k].remaining * run_[k].full_ns));
         if (end < first_end) {
           first_end = end;
           first = k;
@@ -354,9 +401,16 @@ inline bool GpuTimeline::advance(std::int64_t limit, FinishedKernel* done) {
         done->start_ns = r.start_ns;
         done->end_ns = now_;
         const std::int64_t dur = now_ - r.start_ns;
-        const auto d = static_cast<double>(std::max<std::int64_t>(1, dur));
-        done->core_mhz = dur > 0 ? r.core_time / d : eff_.core_mhz;
-        done->memory_mhz = dur > 0 ? r.memory_time / d : eff_.memory_mhz;
+        if (dur <= 0 || (r.epoch == clock_epoch_ && dur < exact_time_ns_)) {
+          // Constant clocks: the time-weighted mean below is exactly them
+          // (dur x MHz and its sums are exact integers under 2^53).
+          done->core_mhz = eff_.core_mhz;
+          done->memory_mhz = eff_.memory_mhz;
+        } else {
+          const auto d = static_cast<double>(dur);
+          done->core_mhz = r.core_time / d;
+          done->memory_mhz = r.memory_time / d;
+        }
         done->energy_j = r.energy_j;
         run_.erase(run_.begin() + static_cast<std::ptrdiff_t>(first));
         dirty_ = true;
@@ -373,7 +427,7 @@ inline void GpuTimeline::refresh_running() {
   dirty_ = false;
   if (run_.size() == 1) {  // the model's own numbers (no saturation)
     Running& r = run_.front();
-    const KernelAtClocks k = kernel_at(*m_.latency, *m_.power, *r.cost, eff_);
+    const KernelAtClocks k = eval(*r.cost, eff_, true);
     r.full_ns = k.duration_ns * r.scale;
     r.u = run_u_ = k.u;
     run_power_w_ = k.power_w;
@@ -381,13 +435,12 @@ inline void GpuTimeline::refresh_running() {
   }
   run_u_ = {};
   for (Running& r : run_) {
-    r.full_ns = std::max(1.0, m_.latency->duration_ns(*r.cost, eff_));
-    r.u = m_.latency->utilisation(*r.cost, eff_, r.full_ns);
-    r.full_ns *= r.scale;
+    const KernelAtClocks k = eval(*r.cost, eff_, false);
+    r.full_ns = k.duration_ns * r.scale;
+    r.u = k.u;
     timeline_detail::add_saturating(run_u_, r.u);
   }
-  run_power_w_ = m_.power->power_w(run_u_, eff_);
-  dirty_ = false;
+  run_power_w_ = board_power(run_u_, eff_);
 }
 
 }  // namespace dvfsim

@@ -61,6 +61,9 @@ struct Utilisation {
   }
 };
 
+struct RooflineForm;  // sim/model_forms.h
+struct CmosForm;
+
 class LatencyModel {
  public:
   virtual ~LatencyModel() = default;
@@ -72,6 +75,9 @@ class LatencyModel {
   // Utilisation of the kernel while it runs at `c` for `duration_ns`.
   virtual Utilisation utilisation(const KernelCost& k, const Clocks& c,
                                   double duration_ns) const = 0;
+  // The model's closed form, when it has one the replay's hot path evaluates
+  // inline with the same numbers (sim/model_forms.h); nullptr: virtual calls.
+  virtual const RooflineForm* inline_form() const { return nullptr; }
 };
 
 class PowerModel {
@@ -81,6 +87,8 @@ class PowerModel {
   virtual double power_w(const Utilisation& u, const Clocks& c) const = 0;
   // Power with no CUDA context, at the device's deep-idle clock.
   virtual double deep_idle_w() const = 0;
+  // As LatencyModel::inline_form.
+  virtual const CmosForm* inline_form() const { return nullptr; }
 };
 
 // The firmware: what the GPU does to its own core clock. Called every period
