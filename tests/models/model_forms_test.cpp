@@ -206,7 +206,7 @@ struct Driven {
 // Kernels one or two at a time with idle gaps, clock requests every few
 // kernels and the firmware cap on: every code path of the timeline's hot loop.
 Driven drive(const Device& d, const LatencyModel& lat, const PowerModel& pow, const Governor& gov,
-          const std::vector<KernelCost>& ks) {
+             const std::vector<KernelCost>& ks) {
   TimelineConfig cfg;
   cfg.core_switch.value_us = 20.0;
   cfg.memory_switch.value_us = 100.0;
