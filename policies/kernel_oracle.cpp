@@ -60,7 +60,7 @@ class KernelOracle final : public Policy {
       }
       const RunResult r = plan::replay_plan(ctx, &pairs);
       const double t = static_cast<double>(r.end_ns - r.begin_ns);
-      if (t <= budget) {
+      if (objective_.replay_meets(t, budget)) {
         // A plan that meets the budget but, with its switches landing late,
         // uses more energy than the default clocks is not kept: the oracle
         // then runs at the default clocks (saving 0, never negative).

@@ -102,7 +102,7 @@ class LatencyOracle final : public Policy {
       for (std::size_t i = 0; i < n; ++i) {
         steps[i].pair = pairs[i];
         steps[i].duration_ns = em.time_of_step[i];
-        steps[i].gap_ns = whole.kernels[i].gap_ns;
+        steps[i].gap_ns = plan::idle_after_ns(whole.kernels[i], em.time_of_step[i]);
       }
       Follow f(std::move(steps), early);
       ++replays;
@@ -116,7 +116,7 @@ class LatencyOracle final : public Policy {
       c.at_start = at_start;
       c.time_ns = static_cast<double>(r.end_ns - r.begin_ns);
       c.energy_j = r.energy_j;
-      c.feasible = !objective_.time_bounded() || c.time_ns <= budget;
+      c.feasible = objective_.replay_meets(c.time_ns, budget);
       cands.push_back(std::move(c));
       return cands.back().feasible;
     };
@@ -237,7 +237,7 @@ class LatencyOracle final : public Policy {
     for (std::size_t i = 0; i < n; ++i) {
       steps[i].pair = best->pairs[i];
       steps[i].duration_ns = em.time_of_step[i];
-      steps[i].gap_ns = whole.kernels[i].gap_ns;
+      steps[i].gap_ns = plan::idle_after_ns(whole.kernels[i], em.time_of_step[i]);
     }
     follow_ = std::make_unique<Follow>(std::move(steps), early && !best->at_start);
     follow_->begin(ctx);

@@ -27,6 +27,15 @@ struct Objective {
   // The time budget for a reference time: reference x (1 + max_slowdown/100),
   // or +infinity when the objective has no time bound.
   double budget(double reference) const;
+  // Whether a replayed run of `time` meets `budget`: within ten parts per
+  // million, so that a plan whose replay ties the reference up to the
+  // engine's nanosecond rounding (a host-bound run that absorbs its host
+  // slack exactly ends when the baseline does) is not rejected as slower.
+  // Plans are made against the budget itself.
+  bool replay_meets(double time, double budget) const {
+    return !time_bounded() || time <= budget * (1.0 + kReplayTolerance);
+  }
+  static constexpr double kReplayTolerance = 1e-5;
   // The value to minimise for a run of `energy_j` joules and `time` (any unit);
   // for waste and energy it is the energy (the bound is handled by the solver).
   double score(double energy_j, double time) const;

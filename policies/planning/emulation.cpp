@@ -34,7 +34,10 @@ Emulation emulate(const GpuModel& m, const std::vector<ItemSpec>& kernels,
     std::vector<double> gaps(n);
     for (std::size_t i = 0; i < n; ++i) {
       costs[i] = kernels[i].cost;
-      gaps[i] = kernels[i].gap_ns;
+      gaps[i] = kernels[i].floor_ns > 0
+                    ? idle_after_ns(kernels[i],
+                                    m.latency->duration_ns(costs[i], w) * kernels[i].time_scale)
+                    : kernels[i].gap_ns;
     }
     tl.warm_firmware(costs, gaps);
   }
@@ -55,8 +58,13 @@ Emulation emulate(const GpuModel& m, const std::vector<ItemSpec>& kernels,
     while (!tl.advance(GpuTimeline::kNever, &done)) {
     }
     em.time_of_step[i] = static_cast<double>(tl.now() - begin);
-    if (i + 1 < n)
+    if (i + 1 < n) {
+      // The host wait the kernel did not absorb, then its fixed gap.
+      const std::int64_t ready =
+          begin + static_cast<std::int64_t>(std::llround(kernels[i].floor_ns));
+      if (ready > tl.now()) tl.advance(ready, &done);
       tl.advance(tl.now() + static_cast<std::int64_t>(std::llround(kernels[i].gap_ns)), &done);
+    }
   }
   em.time_ns = static_cast<double>(tl.now());
   em.energy_j = tl.energy_j();

@@ -37,6 +37,11 @@ struct EmulationStart {
   // settings and never exceeds the switch latency).
   double stall_ns = -1.0;
 };
+// The idle time after a kernel that ran `kernel_ns`: its gap plus the host
+// wait it did not absorb (ItemSpec::floor_ns); what a Switcher step's gap is.
+inline double idle_after_ns(const ItemSpec& it, double kernel_ns) {
+  return it.gap_ns + (it.floor_ns > kernel_ns ? it.floor_ns - kernel_ns : 0.0);
+}
 Emulation emulate(const GpuModel& m, const std::vector<ItemSpec>& kernels,
                   const std::vector<Clocks>& pairs, const EmulationStart& start);
 // The simulated GPU a policy runs on (its models and firmware), for emulate().

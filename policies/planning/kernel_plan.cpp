@@ -223,12 +223,16 @@ KernelPlan plan_kernels(const KernelPlanInput& in) {
 
   double gaps = 0;
   for (std::size_t i = 0; i + 1 < n; ++i) gaps += in.kernels[i].gap_ns;
+  // Each step's reference time as the tables count it: the kernel with the
+  // host wait it absorbs (ItemSpec::floor_ns).
   std::vector<double> step_ref;
+  auto span = [&](std::size_t i) { return std::max(em0.time_of_step[i], in.kernels[i].floor_ns); };
   if (grouped) {
     step_ref.assign(in.groups, 0.0);
-    for (std::size_t i = 0; i < n; ++i) step_ref[in.group_of_kernel[i]] += em0.time_of_step[i];
+    for (std::size_t i = 0; i < n; ++i) step_ref[in.group_of_kernel[i]] += span(i);
   } else {
-    step_ref = em0.time_of_step;
+    step_ref.resize(n);
+    for (std::size_t i = 0; i < n; ++i) step_ref[i] = span(i);
   }
   std::vector<std::int32_t> caps = em0.cap_mhz;
   double tighten = in.extra_tighten_ns;
@@ -356,6 +360,16 @@ KernelPlanInput whole_run_input(const PolicyContext& ctx) {
   KernelPlanInput in;
   in.gpu = gpu_model(ctx);
   in.kernels.resize(n);
+  // Host slack: on one stream a kernel starts when the host has launched it
+  // and the kernel before has ended, so a gap in the baseline is a wait for
+  // the host, which a slower kernel before it absorbs for free, unless the
+  // host itself waited for the GPU (a sync between the two launches: then
+  // the launch moves with the GPU). Several streams or event waits: none
+  // (a gap may be a cross-stream wait), nor without a baseline replay.
+  bool one_stream = w.event_waits.empty();
+  for (const Kernel& k : w.kernels) one_stream = one_stream && k.stream == w.kernels[0].stream;
+  const bool slack = base && one_stream;
+  std::size_t next_sync = 0;
   for (std::size_t k = 0; k < n; ++k) {
     in.kernels[k].cost = ctx.costs()[k];
     double gap = 0;
@@ -370,6 +384,18 @@ KernelPlanInput whole_run_input(const PolicyContext& ctx) {
       }
     }
     in.kernels[k].gap_ns = std::max(0.0, gap);
+    if (slack && k + 1 < n && gap > 0) {
+      bool synced = false;
+      while (next_sync < w.syncs.size() &&
+             w.syncs[next_sync].host_begin_ns < w.kernels[k + 1].host_launch_ns) {
+        synced = synced || w.syncs[next_sync].host_begin_ns >= w.kernels[k].host_launch_ns;
+        ++next_sync;
+      }
+      if (!synced) {
+        in.kernels[k].floor_ns = static_cast<double>(base->kernels[k].duration_ns) + gap;
+        in.kernels[k].gap_ns = 0.0;
+      }
+    }
   }
   const Device& d = ctx.device();
   in.start.cap_mhz = 0;  // warm-up as the engine does it

@@ -84,8 +84,9 @@ void table_row(const Grid& g, const std::vector<double>& idle, const ItemSpec& i
         continue;
       }
       const double t = tm * it.time_scale;
-      trow[p] = t;
-      erow[p] = (pw * t + idle[p] * it.gap_ns) * 1e-9;
+      const double span = std::max(t, it.floor_ns);  // the kernel and the host wait it absorbs
+      trow[p] = span;
+      erow[p] = (pw * t + idle[p] * (it.gap_ns + span - t)) * 1e-9;
       last_fit = p;
     }
   }
@@ -135,7 +136,8 @@ TableCache::Row TableCache::row(const ItemSpec& it) {
   auto [mi, mfresh] = models_index_.emplace(mkey, models_.size());
   if (mfresh) models_.push_back(model_row(grid_, lat_, pow_, k));
   auto [ri, rfresh] = rows_index_.emplace(
-      std::make_tuple(mi->second, it.time_scale, it.gap_ns, it.max_core_mhz), rows_t_.size());
+      std::make_tuple(mi->second, it.time_scale, it.gap_ns, it.max_core_mhz, it.floor_ns),
+      rows_t_.size());
   const std::size_t slot = ri->second;
   if (rfresh) {
     rows_t_.emplace_back(grid_.pairs.size());
@@ -180,8 +182,8 @@ Tables group_tables(const Tables& t, const std::vector<std::uint32_t>& group_of,
 }
 
 Grouping group_identical(const std::vector<ItemSpec>& kernels) {
-  using Key =
-      std::tuple<double, double, double, double, double, bool, double, long long, std::int32_t>;
+  using Key = std::tuple<double, double, double, double, double, bool, double, long long,
+                         std::int32_t, long long>;
   std::map<Key, std::uint32_t> index;
   Grouping g;
   g.item_of.reserve(kernels.size());
@@ -190,7 +192,7 @@ Grouping group_identical(const std::vector<ItemSpec>& kernels) {
                   k.cost.memory_ns_mhz, k.cost.flops,
                   k.cost.dram_bytes,    k.cost.tensor,
                   k.time_scale,         std::llround(k.gap_ns * 10.0),
-                  k.max_core_mhz};
+                  k.max_core_mhz,       std::llround(k.floor_ns * 10.0)};
     auto [it, fresh] = index.emplace(key, static_cast<std::uint32_t>(g.items.size()));
     if (fresh) {
       g.items.push_back(k);

@@ -34,8 +34,13 @@ Grid make_grid(const Device& d);
 // What a table row is built from: one kernel's cost, repeated `count` times.
 struct ItemSpec {
   KernelCost cost;
-  double time_scale = 1.0;        // measured / modelled time (online policies); 1 = the model
-  double gap_ns = 0.0;            // idle time after the kernel, spent at its clocks
+  double time_scale = 1.0;  // measured / modelled time (online policies); 1 = the model
+  double gap_ns = 0.0;      // idle time after the kernel, spent at its clocks
+  // Host slack: the kernel and the wait for the host after it last at least
+  // this long (from its start to the next kernel's launch), so a slower
+  // kernel absorbs that wait at no cost in time; 0: none (its gap, if any,
+  // is in gap_ns). whole_run_input sets it where the GPU waits for the host.
+  double floor_ns = 0.0;
   std::int32_t max_core_mhz = 0;  // the firmware's cap in force for it (0: none)
   std::uint32_t count = 1;
 };
@@ -111,7 +116,7 @@ class TableCache {
   std::vector<double> idle_;
   std::map<std::array<double, 7>, std::size_t> models_index_;
   std::vector<ModelRow> models_;
-  std::map<std::tuple<std::size_t, double, double, std::int32_t>, std::size_t> rows_index_;
+  std::map<std::tuple<std::size_t, double, double, std::int32_t, double>, std::size_t> rows_index_;
   std::vector<std::vector<double>> rows_t_, rows_e_;
 };
 
