@@ -72,6 +72,19 @@ class KernelPredictive final : public plan::LearnThenFollow {
     // late-running kernel; requested at kernel start it lands late instead:
     // the rehearsal decides.
     if (early_ && real_latency) cands.consider("requested at kernel start", false, knapsack);
+    // The plan made as if switches were free (no memory stall in the
+    // knapsack or its emulation): the knapsack's cap rounds settle on
+    // different plans with and without a stall, and the rehearsal charges
+    // the stall either way.
+    if (in.start.stall_ns > 0)
+      cands.consider(
+          "planned without stalls, requested at kernel start", false, [&](double tighten) {
+            plan::KernelPlanInput k = in;
+            k.start.stall_ns = 0;
+            k.extra_tighten_ns = tighten;
+            const plan::KernelPlan p = plan::plan_kernels(k);
+            return plan::Proposal{!(p.pairs == std::vector<Clocks>(n, def)), p.pairs, p.emulation};
+          });
     const plan::RehearsedCandidate* best = cands.best(ref);
     last.what += fmt::format("; rehearsed: {}; chose {}", cands.summary(),
                              best ? best->name : std::string("the default clocks"));

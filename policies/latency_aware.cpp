@@ -129,6 +129,15 @@ class LatencyAware final : public plan::LearnThenFollow {
       };
     };
     cands.consider("per-kernel knapsack", true, knapsack(kin));
+    // The knapsack made as if switches were free (no memory stall in the
+    // plan or its emulation; its cap rounds settle elsewhere), the stall
+    // charged by the rehearsal.
+    if (kin.start.stall_ns > 0) {
+      plan::KernelPlanInput k = kin;
+      k.start.stall_ns = 0;
+      cands.consider("per-kernel knapsack planned without stalls, at kernel start", false,
+                     knapsack(k));
+    }
     if (early) cands.consider("per-kernel knapsack at kernel start", false, knapsack(kin));
     {
       plan::KernelPlanInput k = kin;

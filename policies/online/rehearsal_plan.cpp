@@ -37,7 +37,7 @@ void CandidateSet::consider(const std::string& name, bool early,
     const double overshoot = c.rehearsal.time_ns - budget_ns_;
     const bool feasible = c.feasible;
     cands_.push_back(std::move(c));
-    if (feasible) return;
+    if (feasible || overshoot > kHopelessOvershoot * budget_ns_) return;
     tighten += tightening_ns(overshoot, budget_ns_);
   }
 }
