@@ -248,11 +248,12 @@ TEST(Shard, SlurmSubmitsTheMissingShardsAndADependentMerge) {
 
 TEST(Shard, SeedListIsASweepAxis) {
   // No switch_latency_us override: the B200's own lognormal switch latencies
-  // (median 50 us) are drawn, so the seed changes what kernel-oracle, which
-  // switches about 20 times here, spends.
+  // (median 50 us) are drawn, so the seed changes what pass-level at a 2 %
+  // budget, which switches at every phase change here, spends.
   const std::string dir = scratch("seeds");
   spit(dir + "/e.yaml", std::string("name: seeds\ntraces: [\"") + DVFSIM_SHIPPED_TRACE +
-                            "\"]\ndevices: [b200]\npolicies: [kernel-oracle]\nseed: [1, 2, 3]\n");
+                            "\"]\ndevices: [b200]\npolicies:\n  - name: pass-level\n"
+                            "    set: {max_slowdown: 2}\nseed: [1, 2, 3]\n");
   const auto r = dvfsim("sweep " + dir + "/e.yaml --out " + dir + "/out --jobs 2 --no-progress");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string csv = slurp(dir + "/out/results.csv");
