@@ -263,6 +263,8 @@ NOTEBOOKS["03-switch-latency.ipynb"] = notebook([
     code('''
         devices = list(dict.fromkeys(df["device"]))  # experiment order
         df = df.sort_values("switch_latency_us", kind="stable")
+        for col in ["energy_saving_pct", "slowdown_pct"]:  # float noise of equal runs (1e-13) is 0
+            df[col] = df[col].where(df[col].abs() > 1e-9, 0.0)
         policies = ordered(df["policy"])
         CLIP_SAVING_PCT = -20  # lower limit of the saving axis when a policy loses more
         PER_KERNEL = [p for p in ["kernel-oracle", "kernel-predictive"] if p in policies]
