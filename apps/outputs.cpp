@@ -12,7 +12,6 @@
 #include <memory>
 #include <numeric>
 #include <ostream>
-#include <ranges>
 #include <tuple>
 
 #include "apps/files.h"
@@ -217,6 +216,23 @@ void write_csv(OutputSink& out, std::string_view header, const Items& items, Row
   }
 }
 
+// The indices 0 .. n - 1 as a range for write_csv (std::views::iota does not
+// compile with clang and libstdc++ 12, the CI's sanitizer build).
+struct Indices {
+  std::size_t n;
+  struct It {
+    std::size_t i;
+    std::size_t operator*() const { return i; }
+    It& operator++() {
+      ++i;
+      return *this;
+    }
+    bool operator!=(const It& o) const { return i != o.i; }
+  };
+  It begin() const { return {0}; }
+  It end() const { return {n}; }
+};
+
 // Each interned name quoted once (CSV or JSON), not once per kernel.
 std::vector<std::string> quoted_names(const Workload& w, std::string (*quote)(std::string_view)) {
   std::vector<std::string> out;
@@ -235,7 +251,7 @@ void write_kernels_csv(OutputSink& out, const Simulation& sim) {
       "kernel_index,iteration,name,operator,correlation_id,class,phase,stream,traced_start_ns,"
       "start_ns,duration_ns,flops,dram_bytes,work_source,requested_core_mhz,requested_memory_mhz,"
       "core_mhz,memory_mhz,power_w,energy_j,baseline_duration_ns,baseline_energy_j\n";
-  write_csv(out, header, std::views::iota(std::size_t{0}, w.kernels.size()), [&](std::size_t i) {
+  write_csv(out, header, Indices{w.kernels.size()}, [&](std::size_t i) {
     const Kernel& k = w.kernels[i];
     const KernelResult& kr = r.kernels[i];
     const double p =

@@ -222,11 +222,12 @@ TEST(AnnotateWork, CustomOpsMoveTheirRecordedTensorsUpToTheBandwidth) {
 // statistics update: none), not by their measured durations.
 TEST(AnnotateWork, BatchNormKernelsSplitTheirOperatorByTheirOwnPasses) {
   Workload w;
-  const char* names[] = {"void at::native::batch_norm_collect_statistics_channels_last_kernel<>",
-                         "void at::native::unrolled_elementwise_kernel_for_multi_outputs<3, "
-                         "at::native::batch_norm_update_stats_and_invert>",
-                         "void at::native::batch_norm_transform_input_channels_last_kernel<>"};
-  for (const char* n : names) {
+  const std::string update = std::string("void at::native::unrolled_elementwise_kernel_for_") +
+                             "multi_outputs<3, at::native::batch_norm_update_stats_and_invert>";
+  const std::string names[] = {
+      "void at::native::batch_norm_collect_statistics_channels_last_kernel<>", update,
+      "void at::native::batch_norm_transform_input_channels_last_kernel<>"};
+  for (const std::string& n : names) {
     Kernel k;
     k.cls = KernelClass::norm;
     k.work.duration_ns = 10'000;  // equal durations: a duration split would give thirds
