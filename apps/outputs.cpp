@@ -205,33 +205,16 @@ std::string sink_text(void (*write)(OutputSink&, const Simulation&), const Simul
   return s.str();
 }
 
-// A CSV streamed into `out`: the header, then `row(item)` for each of
-// `items`, each row counted.
-template <class Items, class Row>
-void write_csv(OutputSink& out, std::string_view header, const Items& items, Row&& row) {
+// A CSV streamed into `out`: the header, then `row(i)` for i = 0 .. n - 1,
+// each row counted.
+template <class Row>
+void write_csv(OutputSink& out, std::string_view header, std::size_t n, Row&& row) {
   out.write(header);
-  for (const auto& item : items) {
-    row(item);
+  for (std::size_t i = 0; i < n; ++i) {
+    row(i);
     out.row_done();
   }
 }
-
-// The indices 0 .. n - 1 as a range for write_csv (std::views::iota does not
-// compile with clang and libstdc++ 12, the CI's sanitizer build).
-struct Indices {
-  std::size_t n;
-  struct It {
-    std::size_t i;
-    std::size_t operator*() const { return i; }
-    It& operator++() {
-      ++i;
-      return *this;
-    }
-    bool operator!=(const It& o) const { return i != o.i; }
-  };
-  It begin() const { return {0}; }
-  It end() const { return {n}; }
-};
 
 // Each interned name quoted once (CSV or JSON), not once per kernel.
 std::vector<std::string> quoted_names(const Workload& w, std::string (*quote)(std::string_view)) {
@@ -251,7 +234,7 @@ void write_kernels_csv(OutputSink& out, const Simulation& sim) {
       "kernel_index,iteration,name,operator,correlation_id,class,phase,stream,traced_start_ns,"
       "start_ns,duration_ns,flops,dram_bytes,work_source,requested_core_mhz,requested_memory_mhz,"
       "core_mhz,memory_mhz,power_w,energy_j,baseline_duration_ns,baseline_energy_j\n";
-  write_csv(out, header, Indices{w.kernels.size()}, [&](std::size_t i) {
+  write_csv(out, header, w.kernels.size(), [&](std::size_t i) {
     const Kernel& k = w.kernels[i];
     const KernelResult& kr = r.kernels[i];
     const double p =
@@ -279,7 +262,8 @@ std::string kernels_csv(const Simulation& sim) {
 void write_timeline_csv(OutputSink& out, const Simulation& sim) {
   // kernel_index: the key of kernels.csv (empty for idle and stall segments).
   write_csv(out, "start_ns,duration_ns,core_mhz,memory_mhz,power_w,state,kernel_index\n",
-            sim.result.segments, [&](const Segment& s) {
+            sim.result.segments.size(), [&](std::size_t i) {
+              const Segment& s = sim.result.segments[i];
               const char* state =
                   s.kernel >= 0 ? "kernel" : (s.kernel == Segment::kStall ? "stall" : "idle");
               fmt::format_to(out.it(), FMT_COMPILE("{},{},{},{},{:.3f},{},"), s.start_ns,
@@ -298,7 +282,8 @@ void write_clock_switches_csv(OutputSink& out, const Simulation& sim) {
   // (clock_switches); power_cap rows are the firmware's cap moving, which no
   // policy asked for (docs/design.md, "Command line").
   write_csv(out, "domain,request_ns,land_ns,latency_ns,from_mhz,to_mhz,stall_ns\n",
-            sim.result.switches, [&](const SwitchRecord& s) {
+            sim.result.switches.size(), [&](std::size_t i) {
+              const SwitchRecord& s = sim.result.switches[i];
               fmt::format_to(out.it(), "{},{},{},{},{},{},{}\n", domain_name(s.domain),
                              s.request_ns, s.land_ns, s.land_ns - s.request_ns, s.from_mhz,
                              s.to_mhz, s.stall_ns);
