@@ -172,10 +172,20 @@ std::string summary_json(const RunSpec& spec, const Simulation& sim) {
     j.end_object();
     j.field("energy_saving_pct", energy_saving_pct(r, sim.baseline));
     j.field("slowdown_pct", slowdown_pct(r, sim.baseline));
+    for (const auto& [key, v] :
+         {std::pair{"energy_saving_after_first_pct",
+                    energy_saving_after_first_pct(r, sim.baseline)},
+          std::pair{"slowdown_after_first_pct", slowdown_after_first_pct(r, sim.baseline)}})
+      if (v)
+        j.field(key, *v);
+      else
+        j.key(key).null();
   } else {
     j.key("baseline").null();
     j.key("energy_saving_pct").null();
     j.key("slowdown_pct").null();
+    j.key("energy_saving_after_first_pct").null();
+    j.key("slowdown_after_first_pct").null();
   }
   if (sim.parallel) write_parallel_summary_fields(j, *sim.parallel);
   j.key("trace_reading").begin_object();
@@ -724,6 +734,12 @@ void print_run_summary(std::ostream& out, const RunSpec& spec, const Simulation&
     out << fmt::format("  energy saving {:+.2f} %, slowdown {:+.3f} % against {}\n",
                        energy_saving_pct(r, sim.baseline), slowdown_pct(r, sim.baseline),
                        sim.baseline.policy);
+  if (sim.has_baseline)
+    if (const auto e = energy_saving_after_first_pct(r, sim.baseline),
+        t = slowdown_after_first_pct(r, sim.baseline);
+        e && t)
+      out << fmt::format(
+          "  after the first iteration: energy saving {:+.2f} %, slowdown {:+.3f} %\n", *e, *t);
   if (r.clock_switches > 0 || r.switch_stall_ns > 0)
     out << fmt::format(
         "  switches {} (coalesced requests {}), stalls {:.3f} ms, off the wanted clocks {:.3f} "

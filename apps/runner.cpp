@@ -120,6 +120,33 @@ double slowdown_pct(const RunResult& r, const RunResult& base) {
   return b > 0 ? 100.0 * (r.time_s() - b) / b : 0.0;
 }
 
+namespace {
+// (time, energy) summed over iterations 2..N; nullopt with fewer than two.
+std::optional<std::pair<double, double>> after_first(const RunResult& r) {
+  if (r.iteration_time_ns.size() < 2 || r.iteration_energy_j.size() != r.iteration_time_ns.size())
+    return std::nullopt;
+  double t = 0, e = 0;
+  for (std::size_t i = 1; i < r.iteration_time_ns.size(); ++i) {
+    t += static_cast<double>(r.iteration_time_ns[i]);
+    e += r.iteration_energy_j[i];
+  }
+  return std::pair{t, e};
+}
+}  // namespace
+
+std::optional<double> energy_saving_after_first_pct(const RunResult& r, const RunResult& base) {
+  const auto a = after_first(r), b = after_first(base);
+  if (!a || !b || r.iteration_time_ns.size() != base.iteration_time_ns.size() || !(b->second > 0))
+    return std::nullopt;
+  return 100.0 * (b->second - a->second) / b->second;
+}
+std::optional<double> slowdown_after_first_pct(const RunResult& r, const RunResult& base) {
+  const auto a = after_first(r), b = after_first(base);
+  if (!a || !b || r.iteration_time_ns.size() != base.iteration_time_ns.size() || !(b->first > 0))
+    return std::nullopt;
+  return 100.0 * (a->first - b->first) / b->first;
+}
+
 void check_power_limit(const Device& d, double watts, const std::string& what) {
   if (!(d.power_limit_max_w > 0))
     throw InputError(fmt::format(

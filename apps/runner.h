@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -129,5 +130,12 @@ Prepared prepare_run(const RunSpec& spec, const RunSettings& settings,
 // Percent helpers with the sign convention of summary.json.
 double energy_saving_pct(const RunResult& r, const RunResult& base);
 double slowdown_pct(const RunResult& r, const RunResult& base);
+// The same over iterations 2..N only (the rate an online policy, which
+// profiles the first iteration at the default clocks, reaches in a long
+// run): the sums of `iteration_energy_j` / `iteration_time_ns` after the
+// first against the baseline's. nullopt with fewer than two iterations in
+// either run, or when they differ in iteration count.
+std::optional<double> energy_saving_after_first_pct(const RunResult& r, const RunResult& base);
+std::optional<double> slowdown_after_first_pct(const RunResult& r, const RunResult& base);
 
 }  // namespace dvfsim

@@ -5,6 +5,7 @@
 
 #include <fstream>
 
+#include "apps/runner.h"
 #include "hw/plan.h"
 #include "tests/e2e/run_util.h"
 
@@ -42,7 +43,8 @@ TEST_F(ShippedTrace, NativeReproducesTracedStepAndMeasuredEnergy) {
   for (const char* key :
        {"trace", "device", "policy", "oracle", "time_s", "energy_j", "avg_power_w", "iterations",
         "time_per_iteration_s", "energy_per_iteration_j", "clock_switches", "switch_stall_s",
-        "baseline", "energy_saving_pct", "slowdown_pct"})
+        "baseline", "energy_saving_pct", "slowdown_pct", "energy_saving_after_first_pct",
+        "slowdown_after_first_pct"})
     EXPECT_EQ(s[key].error(), simdjson::SUCCESS) << key;
   EXPECT_EQ(int64_t(s["iterations"]), 2);
   const double t = double(s["time_per_iteration_s"]);
@@ -108,6 +110,9 @@ TEST(EndToEnd, StaticPolicyAtLowerClockSavesEnergyAndWritesItsClockPlan) {
   simdjson::dom::element s = parser.load(dir + "/summary.json");
   EXPECT_GT(double(s["slowdown_pct"]), 5.0);
   EXPECT_GT(double(s["energy_saving_pct"]), 0.0);
+  // A static pair holds in both iterations, so the second alone is slower too.
+  EXPECT_GT(double(s["slowdown_after_first_pct"]), 5.0);
+  EXPECT_GT(double(s["energy_saving_after_first_pct"]), 0.0);
   // The run's clock plan is one window at the static pair, repeating every iteration.
   const hw::ClockPlan plan = hw::load_clock_plan(dir + "/clock_plan.json");
   ASSERT_EQ(plan.windows.size(), 1u);
@@ -115,6 +120,31 @@ TEST(EndToEnd, StaticPolicyAtLowerClockSavesEnergyAndWritesItsClockPlan) {
   EXPECT_EQ(plan.windows[0].clocks.memory_mhz, 3201);
   const double last_iteration_s = double(s["iteration_time_s"].at(1));
   EXPECT_NEAR(static_cast<double>(plan.period_ms), 1e3 * last_iteration_s, 0.5);
+}
+
+TEST(EndToEnd, SavingAfterTheFirstIterationCountsIterationsTwoToN) {
+  // Baseline: iterations of 100, 200, 200 ns and 1, 4, 4 J. The run: the
+  // same first iteration (profiling), then 190 + 210 ns and 3 + 3 J. After
+  // the first: 8 J -> 6 J is a 25 % saving, 400 ns -> 400 ns no slowdown;
+  // over the whole run 9 J -> 7 J (22.2 %).
+  RunResult base, run;
+  base.iteration_time_ns = {100, 200, 200};
+  base.iteration_energy_j = {1.0, 4.0, 4.0};
+  run.iteration_time_ns = {100, 190, 210};
+  run.iteration_energy_j = {1.0, 3.0, 3.0};
+  EXPECT_NEAR(*energy_saving_after_first_pct(run, base), 25.0, 1e-12);
+  EXPECT_NEAR(*slowdown_after_first_pct(run, base), 0.0, 1e-12);
+  run.iteration_time_ns = {100, 250, 250};  // 500 ns against 400: +25 %
+  EXPECT_NEAR(*slowdown_after_first_pct(run, base), 25.0, 1e-12);
+  // One iteration, or runs of different lengths: nothing to report.
+  RunResult one_base, one_run;
+  one_base.iteration_time_ns = {100};
+  one_base.iteration_energy_j = {1.0};
+  one_run.iteration_time_ns = {90};
+  one_run.iteration_energy_j = {0.5};
+  EXPECT_FALSE(energy_saving_after_first_pct(one_run, one_base).has_value());
+  EXPECT_FALSE(slowdown_after_first_pct(one_run, one_base).has_value());
+  EXPECT_FALSE(energy_saving_after_first_pct(run, one_base).has_value());
 }
 
 TEST(EndToEnd, ValidateComparesWithTheMeasurement) {
