@@ -69,12 +69,17 @@ double tensor_rate_cost(MathPipe pipe) {
 }
 
 double estimated_instructions(KernelClass cls, double flops, double dram_bytes, MathPipe pipe) {
-  // FP32 SIMT: one FFMA warp instruction does 32 lanes x 2 FLOPs; the FFMAs
-  // alone (loads and address arithmetic uncounted: a lower bound, an
-  // assumption).
+  // FP32 SIMT: one FFMA warp instruction does 32 lanes x 2 FLOPs, and a tiled
+  // SIMT GEMM issues 0.13 other instructions per FFMA: an 8x16 thread tile
+  // reads its 24 operands with 6 LDS.128 per 128 FFMAs (0.047), a 256x128x8
+  // CTA tile stages 3 LDG.128 + 3 STS.128 per thread per 1,024 FFMAs (0.006),
+  // the rest is address, loop and barrier work. Measured: Nsight Compute on
+  // cuBLAS's sm80_xmma_gemm_f32f32 (256x128x8) at 4096^3 on the H200,
+  // 2.428e9 warp instructions for 2.148e9 FFMAs, 1.131 per FFMA
+  // (models/calibration/h200/ncu/occupancy.csv.gz); docs/design.md "Math pipes".
   if (pipe == MathPipe::simt &&
       (cls == KernelClass::gemm || cls == KernelClass::conv || cls == KernelClass::attention))
-    return flops / 64.0;
+    return 1.131 * flops / 64.0;
   // Tensor pipes: the 16-bit intensity times the MMAs a 16-bit MMA's FLOPs take.
   const double mma = pipe == MathPipe::simt ? 1.0 : tensor_rate_cost(pipe);
   // Warp instructions per FLOP (tensor-core classes) or per DRAM byte (the

@@ -196,8 +196,10 @@ TEST(MathPipe, FromTheKernelName) {
 }
 
 TEST(MathPipe, InstructionEstimates) {
-  // 64 FLOPs per FFMA warp instruction (32 lanes x 2).
-  EXPECT_DOUBLE_EQ(estimated_instructions(KernelClass::gemm, 6.4e9, 0.0, MathPipe::simt), 1e8);
+  // 64 FLOPs per FFMA warp instruction (32 lanes x 2), 1.131 warp
+  // instructions per FFMA (the loads and address work of a tiled SIMT GEMM).
+  EXPECT_DOUBLE_EQ(estimated_instructions(KernelClass::gemm, 6.4e9, 0.0, MathPipe::simt), 1.131e8);
+  EXPECT_DOUBLE_EQ(estimated_instructions(KernelClass::conv, 6.4e9, 0.0, MathPipe::simt), 1.131e8);
   // TF32 MMAs do half a 16-bit MMA's FLOPs: twice the instructions.
   EXPECT_DOUBLE_EQ(estimated_instructions(KernelClass::gemm, 1e9, 0.0, MathPipe::tensor_tf32),
                    2.60e5);
