@@ -37,6 +37,28 @@ double number(const std::string& text, const std::string& file, std::size_t line
       fmt::format("{}:{}: column '{}': '{}' is not a number", file, line, column, text));
 }
 
+// names.csv of a run directory (name_id,name): the names by id.
+std::vector<std::string> read_names(const std::string& dir) {
+  const std::string path = (std::filesystem::path(dir) / "names.csv").string();
+  if (!std::filesystem::is_regular_file(path))
+    throw InputError(fmt::format("{}: missing (kernels.csv names kernels by name_id)", path));
+  std::istringstream in(read_file(path));
+  std::string line;
+  std::getline(in, line);
+  if (split_csv_line(line) != std::vector<std::string>{"name_id", "name"})
+    throw InputError(fmt::format("{}:1: the header is not 'name_id,name'", path));
+  std::vector<std::string> names;
+  std::size_t n = 1;
+  while (std::getline(in, line)) {
+    ++n;
+    const std::vector<std::string> f = split_csv_line(line);
+    if (f.size() != 2 || f[0] != std::to_string(names.size()))
+      throw InputError(fmt::format("{}:{}: expected name_id {} and a name", path, n, names.size()));
+    names.push_back(f[1]);
+  }
+  return names;
+}
+
 Run read_run(const std::string& dir) {
   namespace fs = std::filesystem;
   Run run;
@@ -70,9 +92,15 @@ Run read_run(const std::string& dir) {
     }
     throw InputError(fmt::format("{}:1: no column '{}'", kernels, *names.begin()));
   };
-  const std::size_t c_name = col({"name"}), c_cls = col({"class"}), c_phase = col({"phase"}),
-                    c_dur = col({"duration_ns"}), c_energy = col({"energy_j"}),
-                    c_core = col({"core_mhz"}), c_mem = col({"memory_mhz"});
+  // kernels.csv names kernels by name_id, resolved in names.csv beside it
+  // (runs written before it carry the name itself in a name column).
+  std::vector<std::string> names;
+  const bool by_id = std::find(header.begin(), header.end(), "name_id") != header.end();
+  if (by_id) names = read_names(dir);
+  const std::size_t c_name = col({"name_id", "name"}), c_cls = col({"class"}),
+                    c_phase = col({"phase"}), c_dur = col({"duration_ns"}),
+                    c_energy = col({"energy_j"}), c_core = col({"core_mhz"}),
+                    c_mem = col({"memory_mhz"});
   std::size_t n = 1;
   while (std::getline(in, line)) {
     ++n;
@@ -81,8 +109,16 @@ Run read_run(const std::string& dir) {
     if (f.size() != header.size())
       throw InputError(
           fmt::format("{}:{}: {} fields, the header has {}", kernels, n, f.size(), header.size()));
+    std::string name = f[c_name];
+    if (by_id) {
+      const double id = number(name, kernels, n, "name_id");
+      if (!(id >= 0 && id < static_cast<double>(names.size())) || id != std::floor(id))
+        throw InputError(
+            fmt::format("{}:{}: column 'name_id': {} is not a row of names.csv", kernels, n, name));
+      name = names[static_cast<std::size_t>(id)];
+    }
     run.rows.push_back(
-        {f[c_name], f[c_cls], f[c_phase], number(f[c_dur], kernels, n, "duration_ns"),
+        {std::move(name), f[c_cls], f[c_phase], number(f[c_dur], kernels, n, "duration_ns"),
          number(f[c_energy], kernels, n, "energy_j"), number(f[c_core], kernels, n, "core_mhz"),
          number(f[c_mem], kernels, n, "memory_mhz")});
   }

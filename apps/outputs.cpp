@@ -13,6 +13,7 @@
 #include <numeric>
 #include <ostream>
 #include <tuple>
+#include <type_traits>
 
 #include "apps/files.h"
 #include "apps/output_dir.h"
@@ -226,31 +227,24 @@ void write_csv(OutputSink& out, std::string_view header, std::size_t n, Row&& ro
   }
 }
 
-// Each interned name quoted once (CSV or JSON), not once per kernel.
-std::vector<std::string> quoted_names(const Workload& w, std::string (*quote)(std::string_view)) {
-  std::vector<std::string> out;
-  out.reserve(w.names.size());
-  for (const std::string& n : w.names) out.push_back(quote(n));
-  return out;
-}
-
 }  // namespace
 
 void write_kernels_csv(OutputSink& out, const Simulation& sim) {
   const Workload& w = *sim.workload;
   const RunResult& r = sim.result;
-  const std::vector<std::string> names = quoted_names(w, &csv_field);
+  // name_id, operator_id: rows of names.csv (each name written once there,
+  // not once per launch; README, "Outputs").
   constexpr std::string_view header =
-      "kernel_index,iteration,name,operator,correlation_id,class,phase,stream,traced_start_ns,"
-      "start_ns,duration_ns,flops,dram_bytes,work_source,requested_core_mhz,requested_memory_mhz,"
-      "core_mhz,memory_mhz,power_w,energy_j,baseline_duration_ns,baseline_energy_j\n";
+      "kernel_index,iteration,name_id,operator_id,correlation_id,class,phase,stream,"
+      "traced_start_ns,start_ns,duration_ns,flops,dram_bytes,work_source,requested_core_mhz,"
+      "requested_memory_mhz,core_mhz,memory_mhz,power_w,energy_j,baseline_duration_ns,"
+      "baseline_energy_j\n";
   write_csv(out, header, w.kernels.size(), [&](std::size_t i) {
     const Kernel& k = w.kernels[i];
     const KernelResult& kr = r.kernels[i];
     const double p =
         kr.duration_ns > 0 ? kr.energy_j / (static_cast<double>(kr.duration_ns) * 1e-9) : 0.0;
-    fmt::format_to(out.it(), FMT_COMPILE("{},{},{},{},"), i, k.iteration, names[k.name_id],
-                   names[k.op_id]);
+    fmt::format_to(out.it(), FMT_COMPILE("{},{},{},{},"), i, k.iteration, k.name_id, k.op_id);
     if (k.correlation >= 0) fmt::format_to(out.it(), FMT_COMPILE("{}"), k.correlation);
     fmt::format_to(
         out.it(), FMT_COMPILE(",{},{},{},{},{},{},{},{},{},{},{},{:.1f},{:.1f},{:.3f},{:.9g},"),
@@ -263,6 +257,17 @@ void write_kernels_csv(OutputSink& out, const Simulation& sim) {
     else
       out.write(",\n");
   });
+}
+
+void write_names_csv(OutputSink& out, const Simulation& sim) {
+  const std::vector<std::string>& names = sim.workload->names;
+  write_csv(out, "name_id,name\n", names.size(), [&](std::size_t i) {
+    fmt::format_to(out.it(), FMT_COMPILE("{},{}\n"), i, csv_field(names[i]));
+  });
+}
+
+std::string names_csv(const Simulation& sim) {
+  return sink_text(&write_names_csv, sim);
 }
 
 std::string kernels_csv(const Simulation& sim) {
@@ -309,9 +314,79 @@ namespace {
 // Integer nanoseconds as microseconds with exactly three decimals: the trace
 // viewers' unit, without the rounding of a double (6424.998, not
 // 6424.9980000000005), so back-to-back kernels touch and never overlap.
-std::string us_text(std::int64_t ns) {
+// The magnitude's whole microseconds and the nanoseconds after them (the sign
+// apart), for formatting without a temporary string.
+std::pair<std::uint64_t, std::uint64_t> us_parts(std::int64_t ns) {
   const auto a = ns < 0 ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
-  return fmt::format(FMT_COMPILE("{}{}.{:03}"), ns < 0 ? "-" : "", a / 1000, a % 1000);
+  return {a / 1000, a % 1000};
+}
+std::string us_text(std::int64_t ns) {
+  const auto [whole, frac] = us_parts(ns);
+  return fmt::format(FMT_COMPILE("{}{}.{:03}"), ns < 0 ? "-" : "", whole, frac);
+}
+
+// `v` with `decimals` (at most 9) fixed decimals, rounded as llround(v * 10^decimals)
+// (for a viewer's file: the last digit of a tie may differ from printf's).
+void put_fixed(OutputSink& out, double v, int decimals) {
+  constexpr std::uint64_t kScale[] = {1,       10,        100,        1'000,       10'000,
+                                      100'000, 1'000'000, 10'000'000, 100'000'000, 1'000'000'000};
+  const std::uint64_t scale = kScale[decimals];
+  const double scaled = std::abs(v) * static_cast<double>(scale);
+  if (!(scaled < 9e15)) {  // huge or not finite: fmt's own
+    fmt::format_to(out.it(), "{:.{}f}", v, decimals);
+    return;
+  }
+  const auto n = static_cast<std::uint64_t>(std::llround(scaled));
+  fmt::format_to(out.it(), FMT_COMPILE("{}{}"), v < 0 && n > 0 ? "-" : "", n / scale);
+  if (decimals == 0) return;
+  char digits[10];
+  digits[0] = '.';
+  std::uint64_t f = n % scale;
+  for (int i = decimals; i > 0; --i) {
+    digits[i] = static_cast<char>('0' + f % 10);
+    f /= 10;
+  }
+  out.write(std::string_view(digits, static_cast<std::size_t>(decimals) + 1));
+}
+
+// The name a trace viewer shows for a kernel: a demangled C++ signature
+// ("void at::native::foo<4, bar<float> >(int, ...)") shortened to its
+// function's qualified name without template arguments, return type and
+// parameters ("at::native::foo"), as Nsight Compute's function base name;
+// short names and names it cannot parse are kept whole.
+std::string_view display_name(std::string_view n) {
+  constexpr std::size_t kKeepUpTo = 48;
+  if (n.size() <= kKeepUpTo) return n;
+  // The index just past the bracket group opening at `open`, npos if unbalanced.
+  auto close_of = [n](std::size_t open) {
+    int depth = 0;
+    for (std::size_t i = open; i < n.size(); ++i) {
+      const char c = n[i];
+      if (c == '<' || c == '(' || c == '[' || c == '{')
+        ++depth;
+      else if ((c == '>' && n[i - 1] != '-') || c == ')' || c == ']' || c == '}')
+        if (--depth == 0) return i + 1;
+    }
+    return std::string_view::npos;
+  };
+  std::size_t start = 0, i = 0;
+  while (i < n.size()) {
+    const char c = n[i];
+    if (c == '<' || c == '(') {
+      const std::size_t after = close_of(i);
+      if (after == std::string_view::npos) return n;
+      // "(anonymous namespace)::f", "A<int>::f": still the qualified name.
+      if (n.substr(after, 2) == "::") {
+        i = after;
+        continue;
+      }
+      break;
+    }
+    if (c == ' ') start = i + 1;
+    ++i;
+  }
+  const std::string_view s = n.substr(start, i - start);
+  return s.empty() ? n : s;
 }
 
 // Chrome trace-event JSON, one event per line, streamed into a sink.
@@ -343,6 +418,7 @@ class TraceEvents {
     out_.put('}');
     out_.row_done();
   }
+  OutputSink& sink() { return out_; }
   void name_process(int pid, const std::string& name, int sort) {
     addf(R"("ph":"M","name":"process_name","pid":{},"args":{{"name":{}}})", pid, json_quote(name));
     addf(R"("ph":"M","name":"process_sort_index","pid":{},"args":{{"sort_index":{}}})", pid, sort);
@@ -358,7 +434,17 @@ class TraceEvents {
     addf(R"("ph":"X","name":{},"cat":"{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{{}}})",
          json_quote(name), cat, pid, tid, us_text(start_ns), us_text(dur_ns), args);
   }
-  void finish() { out_.write("\n]}\n"); }
+  // Ends the events; then the full names (kernels' slices give their
+  // name_id), one string each, and the file.
+  void finish(const std::vector<std::string>& names) {
+    out_.write("\n],\"dvfsimNames\":[\n");
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      if (i > 0) out_.write(",\n");
+      out_.write(json_quote(names[i]));
+      out_.row_done();
+    }
+    out_.write("\n]}\n");
+  }
 
  private:
   OutputSink& out_;
@@ -428,37 +514,47 @@ void trace_run(TraceEvents& ev, int pid, const std::string& process, const Workl
     prev_end = std::max(prev_end, t1);
     i = j;
   }
-  const std::vector<std::string> names = quoted_names(w, &json_quote);
+  // Kernel slices: the short display name (names[] in the file's
+  // "dvfsimNames" holds the full one, by name_id), the energy and power; the
+  // rest of the kernel is its kernels.csv row (kernel_index).
+  std::vector<std::string> labels;
+  labels.reserve(w.names.size());
+  for (const std::string& n : w.names) labels.push_back(json_quote(display_name(n)));
   for (std::size_t i = 0; i < w.kernels.size(); ++i) {
     const Kernel& k = w.kernels[i];
     const KernelResult& kr = r.kernels[i];
     const double p =
         kr.duration_ns > 0 ? kr.energy_j / (static_cast<double>(kr.duration_ns) * 1e-9) : 0.0;
-    // A kernel without a correlation id has null (written as a string view
-    // of the literal, the id otherwise).
-    char corr[24];
-    std::string_view corr_text = "null";
-    if (k.correlation >= 0) {
-      const auto end = fmt::format_to_n(corr, sizeof corr, "{}", k.correlation).out;
-      corr_text = std::string_view(corr, static_cast<std::size_t>(end - corr));
-    }
+    const auto [start_int, start_frac] = us_parts(kr.start_ns);
+    const auto [dur_int, dur_frac] = us_parts(kr.duration_ns);
     fmt::format_to(
         ev.begin(),
-        FMT_COMPILE(R"("ph":"X","name":{},"cat":"{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{)"
-                    R"("kernel_index":{},"operator":{},"correlation_id":{},"phase":"{}",)"
-                    R"("iteration":{},"traced_start_ns":{},"requested_core_mhz":{},)"
-                    R"("requested_memory_mhz":{},"core_mhz":{},"memory_mhz":{},)"
-                    R"("power_w":{},"energy_j":{}}})"),
-        names[k.name_id], to_string(k.cls), pid, k.stream, us_text(kr.start_ns),
-        us_text(kr.duration_ns), i, names[k.op_id], corr_text, to_string(k.phase), k.iteration,
-        k.traced_start_ns, kr.requested_core_mhz, kr.requested_memory_mhz, kr.core_mhz,
-        kr.memory_mhz, p, kr.energy_j);
+        FMT_COMPILE(R"("ph":"X","name":{},"cat":"{}","pid":{},"tid":{},"ts":{}{}.{:03},)"
+                    R"("dur":{}{}.{:03},"args":{{"kernel_index":{},"name_id":{},"power_w":)"),
+        labels[k.name_id], to_string(k.cls), pid, k.stream, kr.start_ns < 0 ? "-" : "", start_int,
+        start_frac, kr.duration_ns < 0 ? "-" : "", dur_int, dur_frac, i, k.name_id);
+    put_fixed(ev.sink(), p, 3);
+    ev.sink().write(",\"energy_j\":");
+    put_fixed(ev.sink(), kr.energy_j, 9);
+    ev.sink().put('}');
     ev.end();
   }
   // Counter tracks, one sample where a value changes.
-  auto counter = [&](const char* name, const char* unit, auto value, std::int64_t start_ns) {
-    ev.addf(R"("ph":"C","name":"{}","pid":{},"ts":{},"args":{{"{}":{}}})", name, pid,
-            us_text(start_ns), unit, value);
+  // (Compiled formats and integer arithmetic: a 100x trace writes millions.)
+  auto counter = [&](std::string_view name, std::string_view unit, auto value,
+                     std::int64_t start_ns) {
+    const auto [whole, frac] = us_parts(start_ns);
+    fmt::format_to(ev.begin(),
+                   FMT_COMPILE(R"("ph":"C","name":"{}","pid":{},"ts":{}{}.{:03},)"
+                               R"("args":{{"{}":)"),
+                   name, pid, start_ns < 0 ? "-" : "", whole, frac, unit);
+    // Power with timeline.csv's three decimals, clocks as integers.
+    if constexpr (std::is_floating_point_v<decltype(value)>)
+      put_fixed(ev.sink(), value, 3);
+    else
+      fmt::format_to(ev.sink().it(), FMT_COMPILE("{}"), value);
+    ev.sink().put('}');
+    ev.end();
   };
   double last_p = -1;
   std::int32_t last_c = -1, last_m = -1;
@@ -469,6 +565,17 @@ void trace_run(TraceEvents& ev, int pid, const std::string& process, const Workl
     last_p = s.power_w;
     last_c = s.core_mhz;
     last_m = s.memory_mhz;
+  }
+  // The clocks the policy asked for, at the start of the kernels they were
+  // asked for (the effective clocks above lag them by the switch latency).
+  std::int32_t last_rc = -1, last_rm = -1;
+  for (const KernelResult& k : r.kernels) {
+    if (k.requested_core_mhz != last_rc)
+      counter("requested core clock (MHz)", "MHz", k.requested_core_mhz, k.start_ns);
+    if (k.requested_memory_mhz != last_rm)
+      counter("requested memory clock (MHz)", "MHz", k.requested_memory_mhz, k.start_ns);
+    last_rc = k.requested_core_mhz;
+    last_rm = k.requested_memory_mhz;
   }
   // Clock switches: a slice from the request to the landing (an instant when
   // they coincide), the values in args.
@@ -501,7 +608,7 @@ void write_perfetto_trace_json(OutputSink& out, const Simulation& sim) {
   if (sim.has_baseline)
     trace_run(ev, 2, fmt::format("{} ({}, baseline)", gpu, sim.baseline.policy), *sim.workload,
               sim.baseline);
-  ev.finish();
+  ev.finish(sim.workload->names);
 }
 
 std::string perfetto_trace_json(const Simulation& sim) {
@@ -604,6 +711,7 @@ struct OutputFile {
 // In writing order; summary.json comes last.
 constexpr OutputFile kOutputFiles[] = {
     {OutputSelection::kernels, "kernels", "kernels.csv"},
+    {OutputSelection::names, "names", "names.csv"},
     {OutputSelection::timeline, "timeline", "timeline.csv"},
     {OutputSelection::switches, "switches", "clock_switches.csv"},
     {OutputSelection::trace, "trace", "trace.json"},
@@ -683,6 +791,9 @@ void write_run_outputs(const std::string& dir, const RunSpec& spec, const Simula
     switch (f.file) {
       case OutputSelection::kernels:
         write_kernels_csv(out, sim);
+        break;
+      case OutputSelection::names:
+        write_names_csv(out, sim);
         break;
       case OutputSelection::timeline:
         write_timeline_csv(out, sim);

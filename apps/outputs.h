@@ -1,7 +1,7 @@
 #pragma once
 // The files `dvfsim run --out DIR` writes (docs/design.md, "Command line"):
-// summary.json, kernels.csv, timeline.csv, clock_switches.csv, trace.json,
-// manifest.json; all written atomically.
+// summary.json, kernels.csv with names.csv, timeline.csv, clock_switches.csv,
+// trace.json, manifest.json; all written atomically.
 #include <cstdint>
 #include <iosfwd>
 #include <string>
@@ -24,13 +24,15 @@ class OutputSelection {
     trace = 1u << 4,
     plan = 1u << 5,
     manifest = 1u << 6,
+    names = 1u << 7,  // names.csv: written with kernels.csv, whose name ids it resolves
   };
-  static OutputSelection all() { return OutputSelection(0x7f); }
+  static OutputSelection all() { return OutputSelection(0xff); }
   // "summary,kernels,timeline,switches,trace,plan,manifest" or "all" (the
   // file names work too: clock_switches, clock_plan, kernels.csv, ...);
   // InputError naming `option` and the unknown entry.
   static OutputSelection parse(std::string_view list, std::string_view option = "--outputs");
-  explicit OutputSelection(std::uint32_t mask = summary) : mask_(mask | summary) {}
+  explicit OutputSelection(std::uint32_t mask = summary)
+      : mask_(mask | summary | ((mask & kernels) != 0 ? std::uint32_t{names} : 0u)) {}
   bool has(File f) const { return (mask_ & f) != 0; }
   OutputSelection with(File f) const { return OutputSelection(mask_ | f); }
   // Whether the replay must record its timeline segments (timeline.csv, trace.json).
@@ -43,7 +45,10 @@ class OutputSelection {
 };
 
 std::string summary_json(const RunSpec& spec, const Simulation& sim);
+// kernels.csv names each kernel and operator by an id into names.csv
+// (name_id,name: the workload's interned names, each written once).
 std::string kernels_csv(const Simulation& sim);
+std::string names_csv(const Simulation& sim);
 std::string timeline_csv(const Simulation& sim);
 std::string clock_switches_csv(const Simulation& sim);
 std::string perfetto_trace_json(const Simulation& sim);
@@ -55,6 +60,7 @@ std::string clock_plan_json(const RunSpec& spec, const Simulation& sim);
 // The same, streamed into a sink (files of any size in bounded memory).
 void write_summary_json(OutputSink& out, const RunSpec& spec, const Simulation& sim);
 void write_kernels_csv(OutputSink& out, const Simulation& sim);
+void write_names_csv(OutputSink& out, const Simulation& sim);
 void write_timeline_csv(OutputSink& out, const Simulation& sim);
 void write_clock_switches_csv(OutputSink& out, const Simulation& sim);
 void write_perfetto_trace_json(OutputSink& out, const Simulation& sim);

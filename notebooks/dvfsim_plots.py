@@ -208,6 +208,25 @@ def run_file(results_csv, row, name):
     return path
 
 
+def read_kernels(path):
+    """A run's kernels.csv (`path`: the file or its run directory) with the
+    kernel and operator names joined back from names.csv beside it (`name`,
+    `operator` after `iteration`; kernels.csv holds name_id and operator_id)."""
+    path = pathlib.Path(path)
+    run_dir = path if path.is_dir() else path.parent
+    kernels = pd.read_csv(run_dir / "kernels.csv", keep_default_na=False, na_values=[""])
+    names_file = run_dir / "names.csv"
+    if not names_file.is_file():
+        raise MissingResults(f"{names_file} does not exist (kernels.csv names kernels by id; "
+                             "names.csv, written beside it, holds the names)")
+    names = pd.read_csv(names_file, keep_default_na=False, na_values=[""], dtype={"name": str})
+    table = names.set_index("name_id")["name"].fillna("")
+    at = kernels.columns.get_loc("iteration") + 1
+    kernels.insert(at, "name", kernels["name_id"].map(table).fillna("").astype(str))
+    kernels.insert(at + 1, "operator", kernels["operator_id"].map(table).fillna("").astype(str))
+    return kernels
+
+
 def latency_label(us, _pos=None):
     if us >= 1e6:
         return f"{us / 1e6:g} s"

@@ -173,7 +173,7 @@ NOTEBOOKS["02-per-kernel-clocks.ipynb"] = notebook([
     setup("per_kernel_clocks_3080ti"),
     code('''
         run = df[df["policy"] == "kernel-oracle"].iloc[0]
-        kernels = pd.read_csv(RESULTS.parent / run["run_dir"] / "kernels.csv")
+        kernels = dp.read_kernels(RESULTS.parent / run["run_dir"])  # kernels.csv, names joined from names.csv
         device = display_name(run["device"])
         print(f"{device}: energy saving {run['energy_saving_pct']:.2f} %, slowdown {run['slowdown_pct']:.3f} %, "
               f"{int(run['clock_switches'])} clock switches, {len(kernels)} kernel launches")
@@ -827,7 +827,7 @@ NOTEBOOKS["09-step-timeline.ipynb"] = notebook([
         def last_step(config):
             """The last iteration of a run: its timeline segments, kernels and summary."""
             row = run_row(DEVICE, config)
-            k = pd.read_csv(dp.run_file(RESULTS, row, "kernels.csv"))
+            k = dp.read_kernels(dp.run_file(RESULTS, row, "kernels.csv"))
             t = pd.read_csv(dp.run_file(RESULTS, row, "timeline.csv"))
             s = json.loads(dp.run_file(RESULTS, row, "summary.json").read_text())
             it = k["iteration"].max()
@@ -943,7 +943,7 @@ NOTEBOOKS["10-energy-breakdown.ipynb"] = notebook([
     code('''
         rows = []
         for _, r in df.iterrows():
-            k = pd.read_csv(dp.run_file(RESULTS, r, "kernels.csv"))
+            k = dp.read_kernels(dp.run_file(RESULTS, r, "kernels.csv"))
             n = max(int(r["iterations"]), 1)
             for key in ("class", "phase"):
                 g = k.groupby(key)[["energy_j", "baseline_energy_j", "duration_ns", "baseline_duration_ns"]].sum()

@@ -190,6 +190,7 @@ PYBIND11_MODULE(_dvfsim, m) {
   py::class_<PyResult>(m, "Result")
       .def("summary_json", [](const PyResult& r) { return summary_json(r.spec, r.sim); })
       .def("kernels_csv", [](const PyResult& r) { return kernels_csv(r.sim); })
+      .def("names_csv", [](const PyResult& r) { return names_csv(r.sim); })
       .def("timeline_csv", [](const PyResult& r) { return timeline_csv(r.sim); })
       .def("clock_switches_csv", [](const PyResult& r) { return clock_switches_csv(r.sim); })
       .def("trace_json", [](const PyResult& r) { return perfetto_trace_json(r.sim); })

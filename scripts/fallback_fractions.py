@@ -81,8 +81,11 @@ def main():
                         "--outputs", "kernels", "--out", run_dir], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         acc = collections.defaultdict(lambda: [0.0, 0.0, 0.0])  # seconds, flops, bytes
+        with open(os.path.join(run_dir, "names.csv")) as f:  # kernels.csv names by id
+            names = {row["name_id"]: row["name"] for row in csv.DictReader(f)}
         with open(os.path.join(run_dir, "kernels.csv")) as f:
             for k in csv.DictReader(f):
+                k["name"] = names[k["name_id"]]
                 if k["work_source"] != "shapes":
                     continue
                 s = max(0, int(k["duration_ns"]) - FIXED_NS) * 1e-9

@@ -23,8 +23,8 @@ from . import _dvfsim
 __version__ = _dvfsim.version
 InputError = _dvfsim.InputError  # a ValueError: bad trace, device, policy or parameter
 
-__all__ = ["load_trace", "devices", "policies", "run", "sweep", "Workload", "Result",
-           "InputError", "__version__"]
+__all__ = ["load_trace", "devices", "policies", "run", "sweep", "read_kernels", "join_names",
+           "Workload", "Result", "InputError", "__version__"]
 
 
 def _setting_text(value):
@@ -66,19 +66,43 @@ class Workload:
                 f"{self.iterations} iterations>")
 
 
+_NAMES_DTYPE = {"name": str}  # a name that looks like a number stays text
+
+
+def join_names(kernels, names):
+    """kernels.csv's rows with `name` and `operator` looked up in names.csv
+    (name_id, name), placed after `iteration`; the id columns stay."""
+    table = names.set_index("name_id")["name"].fillna("")
+    out = kernels.copy()
+    at = out.columns.get_loc("iteration") + 1
+    out.insert(at, "name", out["name_id"].map(table).fillna("").astype(str))
+    out.insert(at + 1, "operator", out["operator_id"].map(table).fillna("").astype(str))
+    return out
+
+
+def read_kernels(run_dir):
+    """A run directory's kernels.csv with names.csv joined back (join_names)."""
+    run_dir = pathlib.Path(run_dir)
+    kernels = pd.read_csv(run_dir / "kernels.csv", keep_default_na=False, na_values=[""])
+    names = pd.read_csv(run_dir / "names.csv", keep_default_na=False, na_values=[""],
+                        dtype=_NAMES_DTYPE)
+    return join_names(kernels, names)
+
+
 class Result:
     """One run: `.summary` (dict, the fields of summary.json), `.kernels`,
-    `.timeline`, `.switches` (DataFrames: kernels.csv, timeline.csv,
-    clock_switches.csv), `.write(dir)` (every file `dvfsim run --out` writes)."""
+    `.names`, `.timeline`, `.switches` (DataFrames: kernels.csv with the names
+    joined back, names.csv, timeline.csv, clock_switches.csv), `.write(dir)`
+    (every file `dvfsim run --out` writes)."""
 
     def __init__(self, native):
         self._native = native
         self._cache = {}
 
-    def _table(self, key, text):
+    def _table(self, key, text, dtype=None):
         if key not in self._cache:
             self._cache[key] = pd.read_csv(io.StringIO(text()), keep_default_na=False,
-                                           na_values=[""])
+                                           na_values=[""], dtype=dtype)
         return self._cache[key].copy()
 
     @property
@@ -87,7 +111,17 @@ class Result:
 
     @property
     def kernels(self):
-        return self._table("kernels", self._native.kernels_csv)
+        """kernels.csv with the names joined back: `name` and `operator`
+        (from names.csv by name_id and operator_id) after `iteration`."""
+        if "kernels_named" not in self._cache:
+            self._cache["kernels_named"] = join_names(self._table("kernels", self._native.kernels_csv),
+                                                      self._table("names", self._native.names_csv, _NAMES_DTYPE))
+        return self._cache["kernels_named"].copy()
+
+    @property
+    def names(self):
+        """names.csv: name_id, name (the kernel and operator names kernels.csv refers to)."""
+        return self._table("names", self._native.names_csv, _NAMES_DTYPE)
 
     @property
     def timeline(self):
@@ -102,7 +136,7 @@ class Result:
         return self._native.trace_json()
 
     def write(self, directory):
-        """Writes summary.json, kernels.csv, timeline.csv, clock_switches.csv,
+        """Writes summary.json, kernels.csv, names.csv, timeline.csv, clock_switches.csv,
         trace.json, clock_plan.json and manifest.json, as `dvfsim run --out`."""
         self._native.write(os.fspath(directory))
         return pathlib.Path(directory)

@@ -53,13 +53,26 @@ def test_run_gives_the_cli_numbers_bit_for_bit(tmp_path, workload, policy, param
         assert round(r.summary["energy_saving_pct"], 2) == 16.79
         assert r.summary["oracle"] is True
     # The tables are the CSV files, read back.
-    for name, table in [("kernels.csv", r.kernels), ("timeline.csv", r.timeline),
-                        ("clock_switches.csv", r.switches)]:
+    for name, table in [("timeline.csv", r.timeline), ("clock_switches.csv", r.switches)]:
         cli_table = pd.read_csv(cli / name, keep_default_na=False, na_values=[""])
         pd.testing.assert_frame_equal(table, cli_table, check_exact=True)
+    # kernels.csv names kernels by id; both sides join names.csv back.
+    pd.testing.assert_frame_equal(r.kernels, dvfsim.read_kernels(cli), check_exact=True)
+    names = pd.read_csv(cli / "names.csv", keep_default_na=False, na_values=[""], dtype={"name": str})
+    pd.testing.assert_frame_equal(r.names, names, check_exact=True)
+    # the trace's first kernel (correlation 21) is a gather launched by aten::gather
+    first = r.kernels.iloc[0]
+    assert first["name"] == ("void at::native::vectorized_gather_kernel<16, long>(char*, char*, "
+                             "long*, int, long, long, long, long, bool)")
+    assert first["operator"] == "aten::gather"
+    assert list(r.kernels.columns[:6]) == ["kernel_index", "iteration", "name", "operator",
+                                           "name_id", "operator_id"]
+    # each name once: fewer rows than kernels, every id resolves
+    assert len(r.names) < len(r.kernels) / 10
+    assert set(r.kernels["name_id"]) | set(r.kernels["operator_id"]) <= set(r.names["name_id"])
     # write() writes the same files, byte for byte.
     mine = r.write(tmp_path / "module")
-    for name in ["summary.json", "kernels.csv", "timeline.csv", "clock_switches.csv",
+    for name in ["summary.json", "kernels.csv", "names.csv", "timeline.csv", "clock_switches.csv",
                  "trace.json", "clock_plan.json", "manifest.json"]:
         assert (mine / name).read_bytes() == (cli / name).read_bytes(), name
 

@@ -31,8 +31,8 @@ ProcessResult ShippedTrace::result_;
 
 TEST_F(ShippedTrace, NativeRunSucceedsAndWritesEveryOutput) {
   ASSERT_EQ(result_.exit_code, 0) << result_.output;
-  for (const char* f : {"summary.json", "kernels.csv", "timeline.csv", "clock_switches.csv",
-                        "trace.json", "clock_plan.json", "manifest.json"})
+  for (const char* f : {"summary.json", "kernels.csv", "names.csv", "timeline.csv",
+                        "clock_switches.csv", "trace.json", "clock_plan.json", "manifest.json"})
     EXPECT_FALSE(read_text(dir_ + "/" + f).empty()) << f;
 }
 
@@ -60,9 +60,9 @@ TEST_F(ShippedTrace, KernelsCsvHasOneRowPerActivityWithTheDesignColumns) {
   const std::string csv = read_text(dir_ + "/kernels.csv");
   const std::string header = csv.substr(0, csv.find('\n'));
   for (const char* col :
-       {"kernel_index", "iteration", "name", "class", "phase", "stream", "start_ns", "duration_ns",
-        "flops", "dram_bytes", "work_source", "requested_core_mhz", "requested_memory_mhz",
-        "core_mhz", "memory_mhz", "power_w", "energy_j"})
+       {"kernel_index", "iteration", "name_id", "operator_id", "class", "phase", "stream",
+        "start_ns", "duration_ns", "flops", "dram_bytes", "work_source", "requested_core_mhz",
+        "requested_memory_mhz", "core_mhz", "memory_mhz", "power_w", "energy_j"})
     EXPECT_NE(header.find(col), std::string::npos) << col;
   std::size_t rows = 0;
   for (char c : csv) rows += c == '\n';

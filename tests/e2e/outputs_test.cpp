@@ -78,10 +78,23 @@ TEST_F(RunOutputs, KernelsCsvCarriesOperatorCorrelationAndTracedStamp) {
   // The trace's first kernel: "ts": 5112196511067.996, "correlation": 21,
   // launched by External id 10 = aten::gather.
   EXPECT_EQ(row[column(header, "kernel_index")], "0");
-  EXPECT_EQ(row[column(header, "name")],
+  // The names by id, each once, in names.csv (name_id,name).
+  const auto names = lines_of(read_text(dir_ + "/names.csv"));
+  ASSERT_EQ(names[0], "name_id,name");
+  auto name_of = [&](const std::string& id) {
+    const std::size_t i = std::stoul(id) + 1;
+    EXPECT_LT(i, names.size()) << id;
+    const auto cells = csv_cells(i < names.size() ? names[i] : "");
+    EXPECT_EQ(cells[0], id);
+    return cells.size() == 2 ? cells[1] : std::string();
+  };
+  EXPECT_EQ(name_of(row[column(header, "name_id")]),
             "void at::native::vectorized_gather_kernel<16, long>(char*, char*, long*, int, long, "
             "long, long, long, bool)");
-  EXPECT_EQ(row[column(header, "operator")], "aten::gather");
+  EXPECT_EQ(name_of(row[column(header, "operator_id")]), "aten::gather");
+  // Each distinct kernel and operator once: a few dozen rows for 3,718 launches.
+  EXPECT_LT(names.size(), 200u);
+  EXPECT_EQ(lines.size(), 1u + 3718u);
   EXPECT_EQ(row[column(header, "correlation_id")], "21");
   EXPECT_EQ(row[column(header, "traced_start_ns")], "5112196511067996");
 }
@@ -204,6 +217,41 @@ TEST_F(RunOutputs, TraceJsonHasExactStampsAndNoKernelOverlapsItsStreamNeighbour)
   EXPECT_GT(touching, 100u);  // back-to-back kernels: they touch exactly
 }
 
+TEST_F(RunOutputs, TraceJsonShowsShortKernelNamesAndHoldsEachFullNameOnce) {
+  ASSERT_EQ(result_.exit_code, 0) << result_.output;
+  const std::string text = read_text(dir_ + "/trace.json");
+  simdjson::dom::parser parser;
+  const simdjson::dom::element root = parser.parse(simdjson::padded_string(text));
+  const simdjson::dom::array names = root["dvfsimNames"].get_array();
+  const auto csv = lines_of(read_text(dir_ + "/names.csv"));
+  ASSERT_EQ(names.size() + 1, csv.size());  // the same table as names.csv
+  std::size_t kernels = 0, kernel_bytes = 0;
+  for (const simdjson::dom::element e : root["traceEvents"].get_array()) {
+    std::int64_t index = 0;
+    if (e["args"]["kernel_index"].get(index) != simdjson::SUCCESS) continue;
+    ++kernels;
+    const std::string_view shown = e["name"].get_string();
+    const std::string_view full = names.at(std::size_t(int64_t(e["args"]["name_id"]))).get_string();
+    EXPECT_LE(shown.size(), full.size());
+    EXPECT_NE(full.find(shown), std::string_view::npos) << shown << " not in " << full;
+    if (index == 0) {  // the shipped trace's first kernel, a templated signature
+      EXPECT_EQ(shown, "at::native::vectorized_gather_kernel");
+      EXPECT_EQ(full.substr(0, 46), "void at::native::vectorized_gather_kernel<16, ");
+      // energy = power x time (the power to the mW, the energy to the nJ)
+      const double dur_s = double(e["dur"]) * 1e-6;
+      EXPECT_GT(dur_s, 0);
+      EXPECT_NEAR(double(e["args"]["energy_j"]), double(e["args"]["power_w"]) * dur_s,
+                  0.0005 * dur_s + 1e-9);
+    }
+  }
+  EXPECT_EQ(kernels, 2u * 3718u);  // the policy's run and the baseline
+  // The events' lines stay short: no 200-character names repeated per kernel.
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (line.find("\"kernel_index\"") != std::string::npos) kernel_bytes += line.size() + 1;
+  EXPECT_LT(kernel_bytes / kernels, 260u) << kernel_bytes / kernels << " bytes per kernel event";
+}
+
 TEST_F(RunOutputs, DiffComparesTwoRunsPerClassPhaseAndKernel) {
   ASSERT_EQ(result_.exit_code, 0) << result_.output;
   const std::string native = temp_dir("outputs-native");
@@ -291,7 +339,7 @@ TEST(TraceCache, ASecondRunReadsTheCacheAndAChangedTraceMisses) {
   ASSERT_EQ(entries().size(), 1u);
   ASSERT_EQ(run("hit", "--cache-dir " + cache).exit_code, 0);
   EXPECT_EQ(entries().size(), 1u);
-  for (const char* f : {"kernels.csv", "timeline.csv", "summary.json", "trace.json"}) {
+  for (const char* f : {"kernels.csv", "names.csv", "timeline.csv", "summary.json", "trace.json"}) {
     EXPECT_EQ(read_text(dir + "/miss/" + f), read_text(dir + "/plain/" + f)) << f;
     EXPECT_EQ(read_text(dir + "/hit/" + f), read_text(dir + "/plain/" + f)) << f;
   }
