@@ -7,6 +7,7 @@
 
 #include "apps/settings.h"
 #include "models/capture_device.h"
+#include "policies/planning/kernel_plan.h"
 #include "policies/registry.h"
 #include "sim/error.h"
 #include "sim/graph.h"
@@ -191,8 +192,11 @@ Prepared prepare_at_limit(const std::shared_ptr<const Workload>& w,
   return prepare(w, limited, options);
 }
 
-Prepared prepare_run(const RunSpec& spec, const RunSettings& settings,
-                     const std::map<std::string, std::string>& policy_settings, Simulation& sim) {
+namespace {
+
+// prepare_run without the prepare().
+void set_up_run(const RunSpec& spec, const RunSettings& settings,
+                const std::map<std::string, std::string>& policy_settings, Simulation& sim) {
   sim.engine = settings.engine;
   sim.models = settings.models;
   sim.host = settings.host;
@@ -206,25 +210,93 @@ Prepared prepare_run(const RunSpec& spec, const RunSettings& settings,
   sim.latency_model = d.latency.model;
   sim.power_model = d.power.model;
   sim.governor = d.governor.model;
+  sim.power_limit_w = d.power_limit_w;
+}
+
+}  // namespace
+
+Prepared prepare_run(const RunSpec& spec, const RunSettings& settings,
+                     const std::map<std::string, std::string>& policy_settings, Simulation& sim) {
+  set_up_run(spec, settings, policy_settings, sim);
   Prepared p = prepare(sim.workload, sim.target, sim.models);
   sim.capture = p.capture;
-  sim.power_limit_w = d.power_limit_w;
   return p;
 }
 
-Simulation simulate(const RunSpec& spec) {
+RunCache::RunCache() : plans_(std::make_unique<plan::PlanMemo>()) {}
+RunCache::~RunCache() = default;
+
+std::size_t RunCache::baseline_replays() const {
+  const std::lock_guard<std::mutex> lock(m_);
+  return baseline_replays_;
+}
+std::size_t RunCache::baseline_hits() const {
+  const std::lock_guard<std::mutex> lock(m_);
+  return baseline_hits_;
+}
+
+std::shared_ptr<const Prepared> RunCache::prepared(
+    const std::shared_ptr<const Workload>& w, const std::shared_ptr<const LoadedDevice>& target,
+    const ModelOptions& options) {
+  // The workload and device caches keep every object for the process, so
+  // their addresses identify them.
+  const auto key = std::make_tuple(w.get(), target.get(), options.data_activity);
+  {
+    const std::lock_guard<std::mutex> lock(m_);
+    if (const auto it = prepared_.find(key); it != prepared_.end()) return it->second;
+  }
+  auto p = std::make_shared<const Prepared>(prepare(w, target, options));
+  const std::lock_guard<std::mutex> lock(m_);
+  const auto [it, fresh] = prepared_.emplace(key, std::move(p));
+  if (fresh)
+    plans_->admit({&it->second->target->device, it->second->latency.get(), it->second->power.get(),
+                   it->second->governor.get()});
+  return it->second;
+}
+
+const RunResult& RunCache::baseline(const std::shared_ptr<const Prepared>& p,
+                                    const std::string& policy, const EngineConfig& cfg) {
+  // Every field of the engine's settings.
+  const std::string key =
+      fmt::format("{}\n{}\n{}\n{}\n{}\n{}\n{}", policy, cfg.seed, cfg.record_timeline,
+                  cfg.switch_latency_override_us, cfg.memory_stall_override_us, cfg.power_cap,
+                  cfg.warm_firmware);
+  {
+    const std::lock_guard<std::mutex> lock(m_);
+    if (const auto it = baselines_.find({p.get(), key}); it != baselines_.end()) {
+      ++baseline_hits_;
+      return *it->second;
+    }
+  }
+  auto r = std::make_shared<const RunResult>(replay_policy(*p, policy, {}, cfg));
+  const std::lock_guard<std::mutex> lock(m_);
+  ++baseline_replays_;
+  return *baselines_.emplace(std::make_pair(p.get(), key), std::move(r)).first->second;
+}
+
+Simulation simulate(const RunSpec& spec, RunCache* cache) {
   Simulation sim;
   RunSettings settings;
   settings.engine.seed = spec.seed;
   settings.engine.record_timeline = spec.record_timeline;
   const std::map<std::string, std::string> policy_settings =
       apply_engine_settings(spec.settings, settings);
-  const Prepared p = prepare_run(spec, settings, policy_settings, sim);
+  std::shared_ptr<const Prepared> shared;
+  if (cache) {
+    set_up_run(spec, settings, policy_settings, sim);
+    shared = cache->prepared(sim.workload, sim.target, sim.models);
+    sim.capture = shared->capture;
+  } else {
+    shared = std::make_shared<const Prepared>(prepare_run(spec, settings, policy_settings, sim));
+  }
+  const Prepared& p = *shared;
+  const plan::PlanMemo::Scope memo(cache ? &cache->plans() : nullptr);
   const PolicyInfo& info = find_policy(spec.policy);
   const Device& d = sim.target->device;
   if (!spec.baseline.empty() && spec.baseline != "none") {
     find_policy(spec.baseline);
-    sim.baseline = replay_policy(p, spec.baseline, {}, sim.engine);
+    sim.baseline = cache ? cache->baseline(shared, spec.baseline, sim.engine)
+                         : replay_policy(p, spec.baseline, {}, sim.engine);
     sim.has_baseline = true;
   }
   const RunResult* base = sim.has_baseline ? &sim.baseline : nullptr;

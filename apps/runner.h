@@ -6,8 +6,10 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -24,6 +26,10 @@ namespace dvfsim {
 struct PolicyInfo;  // policies/registry.h
 
 struct ParallelSummary;  // apps/parallel_run.h
+
+namespace plan {
+class PlanMemo;  // policies/planning/kernel_plan.h
+}
 
 struct RunSpec {
   std::string trace_path;
@@ -70,7 +76,9 @@ std::shared_ptr<const Workload> load_workload(const std::string& path,
                                               const HostOverhead& host = HostOverhead{});
 std::shared_ptr<const LoadedDevice> load_device_cached(const std::string& name_or_path);
 
-Simulation simulate(const RunSpec& spec);
+class RunCache;  // below
+// `cache` (optional): work shared with other runs (RunCache).
+Simulation simulate(const RunSpec& spec, RunCache* cache = nullptr);
 // InputError naming `what` and the device's range unless `watts` is a power
 // limit the device accepts (power.limit_min_w..limit_max_w).
 void check_power_limit(const Device& d, double watts, const std::string& what);
@@ -126,6 +134,41 @@ Prepared prepare_at_limit(const std::shared_ptr<const Workload>& w,
 struct RunSettings;  // apps/settings.h
 Prepared prepare_run(const RunSpec& spec, const RunSettings& settings,
                      const std::map<std::string, std::string>& policy_settings, Simulation& sim);
+
+// Work shared by the runs of one process (a sweep's): the prepared inputs
+// (models, costs, firmware warm-ups) of each (trace as loaded, device, model
+// options); each baseline replay per (those, baseline policy, engine
+// settings); and the planners' plans (plan::PlanMemo: a plan is computed once
+// per distinct input, e.g. kernel-oracle's across switch latencies that do not
+// change it). A run with a cache gives the results it gives alone, bit for
+// bit (solve times aside). Thread-safe; it must outlive the runs' results.
+class RunCache {
+ public:
+  RunCache();
+  ~RunCache();
+  RunCache(const RunCache&) = delete;
+  RunCache& operator=(const RunCache&) = delete;
+  plan::PlanMemo& plans() { return *plans_; }
+  std::size_t baseline_replays() const;  // baselines replayed (misses)
+  std::size_t baseline_hits() const;
+
+  // The prepared inputs of `w` on `target` (prepare()), computed once.
+  std::shared_ptr<const Prepared> prepared(const std::shared_ptr<const Workload>& w,
+                                           const std::shared_ptr<const LoadedDevice>& target,
+                                           const ModelOptions& options);
+  // The baseline replay of `p` (from prepared()) under `policy` and `cfg`.
+  const RunResult& baseline(const std::shared_ptr<const Prepared>& p, const std::string& policy,
+                            const EngineConfig& cfg);
+
+ private:
+  mutable std::mutex m_;
+  std::unique_ptr<plan::PlanMemo> plans_;
+  std::map<std::tuple<const Workload*, const LoadedDevice*, double>,
+           std::shared_ptr<const Prepared>>
+      prepared_;
+  std::map<std::pair<const Prepared*, std::string>, std::shared_ptr<const RunResult>> baselines_;
+  std::size_t baseline_replays_ = 0, baseline_hits_ = 0;
+};
 
 // Percent helpers with the sign convention of summary.json.
 double energy_saving_pct(const RunResult& r, const RunResult& base);

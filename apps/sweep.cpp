@@ -24,6 +24,7 @@
 #include "apps/results_table.h"
 #include "apps/runner.h"
 #include "apps/shard.h"
+#include "policies/planning/kernel_plan.h"
 #include "sim/error.h"
 #include "sim/json.h"
 #include "traces/trace.h"
@@ -259,6 +260,8 @@ int run_sweep(const std::string& experiment_path, const SweepOptions& opts) {
     });
   }
 
+  // Work the runs share: prepared models, baseline replays, plans (RunCache).
+  RunCache cache;
   std::atomic<std::size_t> next{0};
   std::mutex errors_m;
   auto worker = [&] {
@@ -294,7 +297,7 @@ int run_sweep(const std::string& experiment_path, const SweepOptions& opts) {
           ++prog.done;
           continue;
         }
-        const Simulation sim = simulate(spec);
+        const Simulation sim = simulate(spec, &cache);
         const std::string summary = summary_json(spec, sim);
         // Per-run kernels.csv only when the experiment asks (kernels_csv: true).
         OutputSelection files =
@@ -376,6 +379,12 @@ int run_sweep(const std::string& experiment_path, const SweepOptions& opts) {
       "wrote {} in {:.1f} s\n",
       e.name, points.size(), points.size() - prog.skipped - prog.failed, prog.skipped.load(),
       prog.failed.load(), (out / "results.csv").string(), el);
+  if (!todo.empty())
+    std::cerr << fmt::format(
+        "dvfsim sweep: shared work: {} baseline replays for {} runs with a baseline; {} plans "
+        "computed, {} reused\n",
+        cache.baseline_replays(), cache.baseline_replays() + cache.baseline_hits(),
+        cache.plans().misses(), cache.plans().hits());
   return prog.failed > 0 ? 1 : 0;
 }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <type_traits>
 
 #include "sim/error.h"
 
@@ -202,7 +203,9 @@ Plan plan_steps(const PlanInput& in) {
   return best;
 }
 
-KernelPlan plan_kernels(const KernelPlanInput& in) {
+namespace {
+
+KernelPlan compute_plan(const KernelPlanInput& in) {
   const auto started = std::chrono::steady_clock::now();
   const Device& d = *in.gpu.device;
   const std::size_t n = in.kernels.size();
@@ -350,6 +353,134 @@ KernelPlan plan_kernels(const KernelPlanInput& in) {
   r.solve_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   return best;
+}
+
+thread_local PlanMemo* t_memo = nullptr;
+
+// Appends the bytes of scalars to a key.
+struct KeyBytes {
+  std::string s;
+  template <class T>
+  KeyBytes& operator<<(const T& v) {
+    static_assert(std::is_arithmetic_v<T> || std::is_enum_v<T> || std::is_pointer_v<T>);
+    s.append(reinterpret_cast<const char*>(&v), sizeof v);
+    return *this;
+  }
+  KeyBytes& operator<<(const Clocks& c) { return *this << c.core_mhz << c.memory_mhz; }
+};
+
+}  // namespace
+
+void PlanMemo::admit(const GpuModel& m) {
+  const std::lock_guard<std::mutex> lock(m_);
+  admitted_.emplace(m.device, m.latency, m.power, m.governor);
+}
+
+bool PlanMemo::admits(const GpuModel& m) const {
+  const std::lock_guard<std::mutex> lock(m_);
+  return admitted_.count({m.device, m.latency, m.power, m.governor}) > 0;
+}
+
+std::size_t PlanMemo::hits() const {
+  const std::lock_guard<std::mutex> lock(m_);
+  return hits_;
+}
+
+std::size_t PlanMemo::misses() const {
+  const std::lock_guard<std::mutex> lock(m_);
+  return misses_;
+}
+
+PlanMemo::Scope::Scope(PlanMemo* memo) : previous_(t_memo) {
+  t_memo = memo;
+}
+PlanMemo::Scope::~Scope() {
+  t_memo = previous_;
+}
+PlanMemo* PlanMemo::current() {
+  return t_memo;
+}
+
+PlanMemo::Key PlanMemo::key(const KernelPlanInput& in) {
+  // Every field compute_plan reads (PlanInput's device, power, tables,
+  // sequence, reference, offsets, step references and stall are its own).
+  KeyBytes blob;
+  for (const ItemSpec& it : in.kernels) {
+    const KernelCost& k = it.cost;
+    blob << k.fixed_ns << k.compute_ns_mhz << k.memory_ns_mhz << k.flops << k.dram_bytes
+         << k.instructions << k.tensor << it.time_scale << it.gap_ns << it.floor_ns
+         << it.max_core_mhz << it.count;
+  }
+  for (const std::uint32_t g : in.group_of_kernel) blob << g;
+  KeyBytes rest;
+  rest << in.gpu.device << in.gpu.latency << in.gpu.power << in.gpu.governor << in.kernels.size()
+       << in.group_of_kernel.size() << in.groups << in.start.cap_mhz << in.start.warm_pair
+       << in.start.first_tick_ns << in.start.from << in.start.stall_ns << in.plan.cyclic
+       << in.plan.objective.kind << in.plan.objective.max_slowdown_pct << in.plan.aggregation
+       << in.plan.memory << in.rounds << in.plateau_rounds << in.extra_tighten_ns;
+  const std::lock_guard<std::mutex> lock(m_);
+  const auto [it, fresh] = blobs_.emplace(std::move(blob.s), 0);
+  if (fresh) it->second = static_cast<std::uint32_t>(blobs_.size() - 1);
+  return {it->second, std::move(rest.s)};
+}
+
+std::shared_ptr<const KernelPlan> PlanMemo::find(const Key& k) {
+  const std::lock_guard<std::mutex> lock(m_);
+  const auto it = plans_.find(k);
+  if (it == plans_.end()) {
+    ++misses_;
+    return nullptr;
+  }
+  ++hits_;
+  return it->second;
+}
+
+void PlanMemo::insert(const Key& k, KernelPlan plan) {
+  const std::lock_guard<std::mutex> lock(m_);
+  if (plans_.size() < kMaxPlans)
+    plans_.emplace(k, std::make_shared<const KernelPlan>(std::move(plan)));
+}
+
+std::shared_ptr<const void> PlanMemo::find_other(const Key& k) {
+  const std::lock_guard<std::mutex> lock(m_);
+  const auto it = others_.find(k);
+  if (it == others_.end()) {
+    ++misses_;
+    return nullptr;
+  }
+  ++hits_;
+  return it->second;
+}
+
+void PlanMemo::insert_other(const Key& k, std::shared_ptr<const void> value) {
+  const std::lock_guard<std::mutex> lock(m_);
+  if (others_.size() < kMaxPlans) others_.emplace(k, std::move(value));
+}
+
+KernelPlan plan_kernels(const KernelPlanInput& in) {
+  PlanMemo* memo = PlanMemo::current();
+  if (!memo || in.plan.tables || in.plan.hulls || !memo->admits(in.gpu)) return compute_plan(in);
+  const auto started = std::chrono::steady_clock::now();
+  const PlanMemo::Key key = memo->key(in);
+  std::shared_ptr<const KernelPlan> plan = memo->find(key);
+  KernelPlan out;
+  if (plan) {
+    out = *plan;
+    out.report.solve_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+            .count();
+  } else {
+    // Planned without the caller's names, which only the report carries
+    // (its description starts with plan.what).
+    KernelPlanInput bare = in;
+    bare.plan.policy.clear();
+    bare.plan.what.clear();
+    out = compute_plan(bare);
+    memo->insert(key, out);
+  }
+  out.report.policy = in.plan.policy;
+  out.report.what = in.plan.what + out.report.what;
+  return out;
 }
 
 KernelPlanInput whole_run_input(const PolicyContext& ctx) {

@@ -4,7 +4,13 @@
 // (plan_steps), and per-kernel plans checked against the firmware by emulation
 // until the caps they meet are a fixed point (plan_kernels).
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "policies/objective.h"
@@ -137,6 +143,69 @@ struct KernelPlan {
   SolveReport report;
 };
 KernelPlan plan_kernels(const KernelPlanInput& in);
+
+// Plans computed once per distinct input. While a PlanMemo is installed on a
+// thread (PlanMemo::Scope), plan_kernels returns the plan it computed before
+// for an input equal to this one field by field (kernels, groups, start,
+// objective, memory mode, rounds, tightening, and the models by identity),
+// for the models the memo was told to admit: objects that outlive it (a
+// sweep's shared prepared inputs, apps/runner.h RunCache). plan_kernels is a
+// deterministic function of its input, so a remembered plan equals a fresh
+// one bit for bit; the report's policy and description are the caller's, its
+// solve time the lookup's. Thread-safe.
+class PlanMemo {
+ public:
+  void admit(const GpuModel& m);
+  bool admits(const GpuModel& m) const;
+  std::size_t hits() const;
+  std::size_t misses() const;
+  // Installs `memo` (nullptr: none) on this thread until the scope ends.
+  class Scope {
+   public:
+    explicit Scope(PlanMemo* memo);
+    ~Scope();
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    PlanMemo* previous_;
+  };
+  static PlanMemo* current();
+
+  using Key = std::pair<std::uint32_t, std::string>;  // (kernels blob, the rest)
+  Key key(const KernelPlanInput& in);
+  std::shared_ptr<const KernelPlan> find(const Key& k);
+  void insert(const Key& k, KernelPlan plan);
+
+  // Another planner's result for `in` (every field key() reads) and `tag`
+  // (what else the result depends on), computed by `compute` on the first
+  // call; without an installed memo admitting in.gpu, computed every time.
+  template <class T, class Fn>
+  static T remember(const KernelPlanInput& in, const std::string& tag, Fn&& compute) {
+    PlanMemo* memo = current();
+    if (!memo || !memo->admits(in.gpu)) return compute();
+    Key k = memo->key(in);
+    k.second += tag;
+    if (const std::shared_ptr<const void> hit = memo->find_other(k))
+      return *static_cast<const T*>(hit.get());
+    T value = compute();
+    memo->insert_other(k, std::make_shared<const T>(value));
+    return value;
+  }
+  std::shared_ptr<const void> find_other(const Key& k);
+  void insert_other(const Key& k, std::shared_ptr<const void> value);
+
+ private:
+  // Plans kept at most (about 100 KB each on the shipped trace); later ones
+  // are computed every time.
+  static constexpr std::size_t kMaxPlans = 4096;
+  mutable std::mutex m_;
+  std::set<std::tuple<const void*, const void*, const void*, const void*>> admitted_;
+  std::map<std::string, std::uint32_t> blobs_;
+  std::map<Key, std::shared_ptr<const KernelPlan>> plans_;
+  std::map<Key, std::shared_ptr<const void>> others_;
+  std::size_t hits_ = 0, misses_ = 0;
+};
 
 // The whole run as an oracle sees it before it starts: every kernel's cost
 // and the idle gap after each (from the baseline run, else from the trace);

@@ -203,6 +203,58 @@ TEST(Sweep, KernelsCsvKeyWritesEachRunsKernels) {
   EXPECT_NE(bad.output.find("kernels_csv"), std::string::npos) << bad.output;
 }
 
+// A sweep shares work between its runs (prepared models, baselines, plans
+// computed once per distinct input: apps/runner.h RunCache); each run's
+// summary.json is byte for byte the one `dvfsim run` writes for that point
+// alone.
+TEST(Sweep, SharedWorkGivesEachRunItsSingleRunResult) {
+  const std::string dir = scratch("shared");
+  spit(dir + "/s.yaml", std::string("name: shared\n"
+                                    "description: planners across two latencies on the B200\n"
+                                    "traces: [\"") +
+                            DVFSIM_SHIPPED_TRACE +
+                            "\"]\n"
+                            "devices: [b200]\n"
+                            "policies:\n"
+                            "  - {name: kernel-oracle, set: {aggregation: global}}\n"
+                            "  - latency-oracle\n"
+                            "  - static-best\n"
+                            "set:\n  switch_latency_us: [10, 10000]\n  max_slowdown: [5]\n"
+                            "seed: 1\n");
+  const Exec r = dvfsim("sweep " + dir + "/s.yaml --out " + dir + "/out --jobs 2 --no-progress");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // Six runs, one baseline per latency; kernel-oracle's knapsack at 10 ms
+  // is the one at 10 us, and latency-oracle's per-kernel knapsacks are
+  // kernel-oracle's: plans are reused.
+  EXPECT_NE(r.output.find("shared work: 2 baseline replays for 6 runs"), std::string::npos)
+      << r.output;
+  const auto at = r.output.find(" computed, ");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  EXPECT_GT(std::stoi(r.output.substr(at + 11)), 0) << r.output;
+  const Csv csv = parse_csv(slurp(dir + "/out/results.csv"));
+  ASSERT_EQ(csv.rows.size(), 6u);
+  for (const auto& row : csv.rows) {
+    std::string set =
+        " --set switch_latency_us=" + row.at("switch_latency_us") + " --set max_slowdown=5";
+    if (row.at("policy") == "kernel-oracle") set += " --set aggregation=global";
+    const std::string one = dir + "/one-" + row.at("policy") + "-" + row.at("switch_latency_us");
+    const Exec single =
+        dvfsim(std::string("run --trace ") + DVFSIM_SHIPPED_TRACE + " --device b200 --policy " +
+               row.at("policy") + set + " --seed 1 --outputs summary --out " + one);
+    ASSERT_EQ(single.exit_code, 0) << single.output;
+    // The same file but for the trace's path (the sweep's is relative to the
+    // experiment's directory).
+    auto after_trace = [](const std::string& s) { return s.substr(s.find("\"device\"")); };
+    const std::string swept = slurp(dir + "/out/" + row.at("run_dir") + "/summary.json");
+    EXPECT_TRUE(after_trace(swept) == after_trace(slurp(one + "/summary.json")))
+        << row.at("run_dir");
+    // At 10 us the plans save energy (plans that do something are compared).
+    if (row.at("switch_latency_us") == "10") {
+      EXPECT_GT(std::stod(row.at("energy_saving_pct")), 5.0) << row.at("run_dir");
+    }
+  }
+}
+
 TEST(Sweep, ParameterThatAPolicyDoesNotDeclareIsSkippedForIt) {
   const std::string dir = scratch("undeclared");
   // core_mhz is swept for every policy; max and native do not declare it, so
