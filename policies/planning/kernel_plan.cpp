@@ -280,7 +280,7 @@ KernelPlan compute_plan(const KernelPlanInput& in) {
     } else {
       const Grouping g = group_identical(items);
       std::vector<TableCache::Row> rows;
-      tb = cache.tables(g.items, &rows);
+      tb = cache.view(g.items, &rows);
       p.sequence = g.item_of;
       if (p.aggregation == Aggregation::global) {
         std::vector<const ModeChains*> item_chains(g.items.size());

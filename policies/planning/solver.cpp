@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "policies/planning/lagrangian.h"
 
@@ -18,6 +19,10 @@ struct Pt {
 
 bool before(const Pt& a, const Pt& b) {
   return a.t < b.t || (a.t == b.t && a.e < b.e);
+}
+
+bool by_t_e_pair(const Pt& a, const Pt& b) {
+  return before(a, b) || (!before(b, a) && a.p < b.p);
 }
 
 // Lower-left convex chain of points sorted by (t, e).
@@ -37,7 +42,14 @@ void chain(const std::vector<Pt>& in, std::vector<Pt>& out) {
   }
 }
 
+// A stable sort by (t, e): insertion sort, for the nearly sorted columns,
+// until it has moved more than a few elements per element (a column whose
+// pairs share one time, e.g. the host wait a kernel absorbs: sorting them by
+// energy reverses them), then a stable merge sort of the rest. Either way
+// the order of a stable sort.
 void insertion_sort(std::vector<Pt>& v) {
+  std::size_t moves = 0;
+  const std::size_t budget = 4 * v.size();
   for (std::size_t i = 1; i < v.size(); ++i) {
     Pt x = v[i];
     std::size_t j = i;
@@ -46,6 +58,11 @@ void insertion_sort(std::vector<Pt>& v) {
       --j;
     }
     v[j] = x;
+    moves += i - j;
+    if (moves > budget) {
+      std::stable_sort(v.begin(), v.end(), before);
+      return;
+    }
   }
 }
 
@@ -100,7 +117,12 @@ void row_hulls(const Grid& g, const double* time_ns, const double* energy_j, Mod
       col.push_back({time_ns[p], energy_j[p], static_cast<std::int32_t>(p)});
     insertion_sort(col);
     chain(col, colh);
-    all.insert(all.end(), colh.begin(), colh.end());
+    // The column chains are each sorted in the merged order (by (t, e), then
+    // pair): merging them is sorting their union.
+    merged.clear();
+    std::merge(all.begin(), all.end(), colh.begin(), colh.end(), std::back_inserter(merged),
+               by_t_e_pair);
+    all.swap(merged);
     // The column's chain is sorted with strictly increasing time and
     // decreasing energy: lower_hulls with its mask sorts and chains it again
     // to the same vertices.
@@ -108,8 +130,6 @@ void row_hulls(const Grid& g, const double* time_ns, const double* energy_j, Mod
     fixed.clear();
     for (const Pt& pt : colh) fixed.push_back({pt.t, pt.e, pt.p});
   }
-  std::sort(all.begin(), all.end(),
-            [](const Pt& a, const Pt& b) { return before(a, b) || (!before(b, a) && a.p < b.p); });
   chain(all, merged);
   out[0].clear();
   for (const Pt& pt : merged) out[0].push_back({pt.t, pt.e, pt.p});
@@ -143,7 +163,7 @@ std::vector<Hulls> mode_hulls(const Tables& tb) {
   std::vector<ModeChains> chains(tb.items);
   std::vector<const ModeChains*> ptrs(tb.items);
   for (std::size_t i = 0; i < tb.items; ++i) {
-    row_hulls(tb.grid, &tb.time_ns[i * tb.pairs], &tb.energy_j[i * tb.pairs], chains[i]);
+    row_hulls(tb.grid, tb.t_row(i), tb.e_row(i), chains[i]);
     ptrs[i] = &chains[i];
   }
   std::vector<Hulls> out;

@@ -161,6 +161,25 @@ Tables TableCache::tables(const std::vector<ItemSpec>& items, std::vector<Row>* 
   return tb;
 }
 
+Tables TableCache::view(const std::vector<ItemSpec>& items, std::vector<Row>* rows) {
+  Tables tb;
+  tb.grid = grid_;
+  tb.items = items.size();
+  tb.pairs = grid_.pairs.size();
+  tb.count.resize(tb.items);
+  tb.time_rows.resize(tb.items);
+  tb.energy_rows.resize(tb.items);
+  if (rows) rows->clear();
+  for (std::size_t i = 0; i < tb.items; ++i) {
+    tb.count[i] = items[i].count;
+    const Row r = row(items[i]);
+    if (rows) rows->push_back(r);
+    tb.time_rows[i] = r.time_ns;
+    tb.energy_rows[i] = r.energy_j;
+  }
+  return tb;
+}
+
 Tables group_tables(const Tables& t, const std::vector<std::uint32_t>& group_of,
                     std::size_t groups) {
   Tables g;

@@ -68,8 +68,17 @@ struct Tables {
   std::vector<double> time_ns;
   std::vector<double> energy_j;
   std::vector<std::uint32_t> count;
-  double t(std::size_t item, std::size_t pair) const { return time_ns[item * pairs + pair]; }
-  double e(std::size_t item, std::size_t pair) const { return energy_j[item * pairs + pair]; }
+  // Optional (TableCache::view): item i's rows held elsewhere, time_ns and
+  // energy_j then empty.
+  std::vector<const double*> time_rows, energy_rows;
+  const double* t_row(std::size_t item) const {
+    return time_rows.empty() ? &time_ns[item * pairs] : time_rows[item];
+  }
+  const double* e_row(std::size_t item) const {
+    return energy_rows.empty() ? &energy_j[item * pairs] : energy_rows[item];
+  }
+  double t(std::size_t item, std::size_t pair) const { return t_row(item)[pair]; }
+  double e(std::size_t item, std::size_t pair) const { return e_row(item)[pair]; }
   std::uint64_t copies() const;
 };
 Tables build_tables(const Device& d, const LatencyModel& lat, const PowerModel& pow,
@@ -106,6 +115,9 @@ class TableCache {
   Row row(const ItemSpec& it);
   // build_tables(items) from the cached rows; `rows` (optional): each item's row.
   Tables tables(const std::vector<ItemSpec>& items, std::vector<Row>* rows = nullptr);
+  // The same tables without copying the rows: they point into the cache
+  // (valid while it lives).
+  Tables view(const std::vector<ItemSpec>& items, std::vector<Row>* rows = nullptr);
   std::size_t slots() const { return rows_t_.size(); }
 
  private:
