@@ -179,6 +179,13 @@ void BM_Outputs(benchmark::State& state) {
       if (e.is_regular_file()) bytes += e.file_size();
   }
   state.counters["MB"] = static_cast<double>(bytes) * 1e-6;
+  // Bytes per activity of the two files that grow with the trace (README,
+  // "Benchmarks": names once in names.csv, short trace events).
+  const auto activities = static_cast<double>(sim.workload->kernels.size());
+  state.counters["kernels_B/activity"] =
+      static_cast<double>(fs::file_size(fs::path(dir) / "kernels.csv")) / activities;
+  state.counters["trace_B/activity"] =
+      static_cast<double>(fs::file_size(fs::path(dir) / "trace.json")) / activities;
   state.counters["bytes/s"] =
       benchmark::Counter(static_cast<double>(bytes) * static_cast<double>(state.iterations()),
                          benchmark::Counter::kIsRate);
