@@ -68,12 +68,11 @@ class Replay final : public TimelineContext<PolicyContext> {
     // before the traced work started.
     tl_.land_pending_now();
     // One pass over the kernels (large records: each pass costs cache misses
-    // on the replay's hot path): the capture's idle gaps between consecutive
-    // kernels for the firmware warm-up, and whether they use several streams.
-    // The gaps only when no earlier replay of the run warmed up already.
+    // on the replay's hot path): the latest traced end so far and whether
+    // they use several streams; the idle gaps for the firmware warm-up only
+    // when no earlier replay of the run warmed up already.
     const bool warm =
         cfg_.power_cap && cfg_.warm_firmware && !tl_.warm_firmware_cached(in_.warm_cache);
-    std::vector<double> gaps(warm ? n : 0, 0.0);
     Stream& one = streams_.emplace_back();
     one.id = w_.kernels.front().stream;
     one.next = 0;
@@ -81,15 +80,11 @@ class Replay final : public TimelineContext<PolicyContext> {
     std::int64_t ended_by = std::numeric_limits<std::int64_t>::min();
     for (std::size_t i = 0; i < n; ++i) {
       const Kernel& a = w_.kernels[i];
-      const std::int64_t end = a.traced_start_ns + a.work.duration_ns;
       multi_stream_ = multi_stream_ || a.stream != one.id;
-      ended_by = std::max(ended_by, end);
+      ended_by = std::max(ended_by, a.traced_start_ns + a.work.duration_ns);
       one.ended_by[i] = ended_by;
-      if (warm && i + 1 < n)
-        gaps[i] =
-            static_cast<double>(std::max<std::int64_t>(0, w_.kernels[i + 1].traced_start_ns - end));
     }
-    if (warm) tl_.warm_firmware(*in_.costs, gaps, in_.warm_cache);
+    if (warm) tl_.warm_firmware(*in_.costs, replayed_gaps(one.ended_by), in_.warm_cache);
 
     const std::int64_t first_ready = w_.kernels.front().host_launch_ns - origin_ns_;
     tl_.start(first_ready);
@@ -127,6 +122,51 @@ class Replay final : public TimelineContext<PolicyContext> {
           e - iteration_mark_j_;
     iteration_mark_j_ = e;
     current_iteration_ = it;
+  }
+
+  // The idle gap after each kernel in a replay at the traced durations, for
+  // the firmware warm-up: kernels in launch order on one stream, each when
+  // the host launched it on the timeline the replay uses (with the
+  // profiler host-overhead correction where it applies, and the host's
+  // syncs re-timed as apply_sync does) and the one before it has ended.
+  // Not the traced gaps: a traced step is stretched by the profiler's host
+  // overhead, its idle gaps are not those of the unprofiled steps whose
+  // average power set the firmware's cap (docs/validation.md, "Power-capped
+  // steps"). `ended_by[i]`: the latest traced end among kernels 0..i.
+  std::vector<double> replayed_gaps(const std::vector<std::int64_t>& ended_by) const {
+    const std::size_t n = w_.kernels.size();
+    std::vector<double> gaps(n, 0.0);
+    std::vector<std::int64_t> end_ns(n, 0);
+    std::int64_t delay = 0, free_ns = 0;
+    std::size_t next = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const Kernel& k = w_.kernels[i];
+      while (next < w_.syncs.size() && w_.syncs[next].host_begin_ns <= k.host_launch_ns &&
+             w_.syncs[next].waits_until_kernel <= i) {
+        const SyncPoint& s = w_.syncs[next++];
+        // The last kernel launched before the sync that had ended when the host resumed.
+        const auto launched =
+            static_cast<std::ptrdiff_t>(std::min<std::size_t>(s.waits_until_kernel, i));
+        const auto it =
+            std::upper_bound(ended_by.begin(), ended_by.begin() + launched, s.traced_end_ns);
+        std::int64_t f_sim = 0, f_traced = 0;
+        if (it != ended_by.begin()) {
+          const auto j = static_cast<std::size_t>(it - ended_by.begin()) - 1;
+          f_sim = end_ns[j];
+          f_traced = ended_by[j] - origin_ns_;
+        }
+        const std::int64_t begin = s.host_begin_ns - origin_ns_;
+        const std::int64_t end = s.traced_end_ns - origin_ns_;
+        const std::int64_t lag = std::max<std::int64_t>(0, end - std::max(begin, f_traced));
+        delay = std::max(begin + delay, f_sim) + lag - end;
+      }
+      const std::int64_t ready = k.host_launch_ns - origin_ns_ + delay;
+      const std::int64_t start = i == 0 ? ready : std::max(ready, free_ns);
+      if (i > 0) gaps[i - 1] = static_cast<double>(start - free_ns);
+      free_ns = start + k.work.duration_ns;
+      end_ns[i] = free_ns;
+    }
+    return gaps;
   }
 
   // Several streams: the host launches kernels in order (up to a sync whose
