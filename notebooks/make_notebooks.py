@@ -586,9 +586,11 @@ NOTEBOOKS["05-validation.ipynb"] = notebook([
     energy-counter windows of unprofiled steps; the replay uses the two
     profiled steps of each trace. The launch-bound captures (small-batch
     training, KV-cache decode, MoE) are those the correction moves; the
-    large remaining misses are the fp32 / tf32 encoder (power of SIMT and tf32
-    GEMMs under-predicted) and ResNet-50 (−7 % energy); see
-    docs/validation.md. The table is `figures/05-validation.csv`.
+    remaining misses are the fp32 encoder (−12 % energy: power per SIMT-GEMM
+    instruction under-predicted), the CUDA-graph replay (+12 % energy, −6 %
+    time: the device-side gaps between its kernels are not replayed) and the
+    launch-bound energies (+8 to +18 %); see docs/validation.md. The table
+    is `figures/05-validation.csv`.
     """),
 ])
 
