@@ -25,7 +25,8 @@ class KernelPredictive final : public plan::LearnThenFollow {
   explicit KernelPredictive(const Params& p)
       : objective_(parse_objective(p, "kernel-predictive")),
         memory_(plan::parse_memory_mode(p, "kernel-predictive")),
-        early_(p.integer("early") != 0) {}
+        early_(p.integer("early") != 0),
+        host_slack_(p.integer("host_slack") != 0) {}
 
  private:
   void make_plan(PolicyContext& ctx) override {
@@ -33,7 +34,7 @@ class KernelPredictive final : public plan::LearnThenFollow {
     const Device& d = ctx.device();
     plan::KernelPlanInput in;
     in.gpu = plan::gpu_model(ctx);
-    in.kernels = plan::items_from(seq);
+    in.kernels = plan::items_from(seq, host_slack_);
     // The firmware now: the cap is the effective core clock when it is below
     // the default clock (the policy has not set any clocks yet).
     in.start.cap_mhz = std::min(ctx.effective().core_mhz, d.max_core_mhz());
@@ -104,6 +105,7 @@ class KernelPredictive final : public plan::LearnThenFollow {
   Objective objective_;
   plan::MemoryMode memory_;
   bool early_;
+  bool host_slack_;
 };
 
 std::vector<ParamSpec> params() {
@@ -112,6 +114,10 @@ std::vector<ParamSpec> params() {
   v.push_back({"early", ParamSpec::Kind::defaulted, "1",
                "1: issue each switch ahead of its kernel by the expected switch latency; 0: at "
                "kernel start"});
+  v.push_back({"host_slack", ParamSpec::Kind::defaulted, "0",
+               "1: a kernel followed by a wait for the host in the profiling iteration (one "
+               "stream, no host synchronisation between the launches) may run slower up to the "
+               "wait; off by default: a wait seen once need not come back"});
   return v;
 }
 

@@ -45,7 +45,8 @@ class LatencyAware final : public plan::LearnThenFollow {
   explicit LatencyAware(const Params& p)
       : objective_(parse_objective(p, "latency-aware")),
         max_candidates_(std::max(2, p.integer("candidates"))),
-        margin_pct_(p.number("margin_pct")) {
+        margin_pct_(p.number("margin_pct")),
+        host_slack_(p.integer("host_slack") != 0) {
     if (margin_pct_ < 0 || margin_pct_ >= 100)
       throw InputError(
           fmt::format("policy latency-aware: margin_pct={} must be in [0, 100)", margin_pct_));
@@ -59,7 +60,7 @@ class LatencyAware final : public plan::LearnThenFollow {
     const std::size_t n = seq.size();
     plan::SegmentPlanInput in;
     in.gpu = plan::gpu_model(ctx);
-    in.kernels = plan::items_from(seq);
+    in.kernels = plan::items_from(seq, host_slack_);
     in.start.cap_mhz = std::min(ctx.effective().core_mhz, d.max_core_mhz());
     in.start.from = ctx.effective();
     in.start.stall_ns = ctx.expected_memory_stall_ns();
@@ -204,6 +205,7 @@ class LatencyAware final : public plan::LearnThenFollow {
   Objective objective_;
   int max_candidates_;
   double margin_pct_;
+  bool host_slack_;
 };
 
 std::vector<ParamSpec> params() {
@@ -214,6 +216,10 @@ std::vector<ParamSpec> params() {
   v.push_back({"margin_pct", ParamSpec::Kind::defaulted, "0.1",
                "percent of the time budget held back for switch-timing uncertainty when the "
                "switch latency is random (it lands early or late); none for a fixed latency"});
+  v.push_back({"host_slack", ParamSpec::Kind::defaulted, "0",
+               "1: a kernel followed by a wait for the host in the profiling iteration (one "
+               "stream, no host synchronisation between the launches) may run slower up to the "
+               "wait; off by default: a wait seen once need not come back"});
   return v;
 }
 

@@ -26,7 +26,24 @@ void SequenceLearner::on_start(PolicyContext& ctx, std::uint32_t kernel) {
     first_start_ns_ = now;
   }
   if (!learned_ && k.iteration == profiling_iteration_) {
-    if (!seq_.empty()) seq_.back().gap_after_ns = static_cast<double>(now - seq_.back().end_ns);
+    if (!seq_.empty()) {
+      Observed& prev = seq_.back();
+      prev.gap_after_ns = static_cast<double>(now - prev.end_ns);
+      // A wait for the host: same stream, the previous kernel had ended
+      // (a gap), and the host did not wait for the GPU between the two
+      // launches (the syncs before this launch are the past), nor does this
+      // kernel wait for another stream.
+      bool synced = false;
+      const auto& syncs = ctx.workload().syncs;
+      const auto from = std::lower_bound(
+          syncs.begin(), syncs.end(), prev.host_launch_ns,
+          [](const SyncPoint& sp, std::int64_t t) { return sp.host_begin_ns < t; });
+      synced = from != syncs.end() && from->host_begin_ns < k.host_launch_ns;
+      bool waits = false;
+      for (const EventWait& e : ctx.workload().event_waits) waits = waits || e.kernel == kernel;
+      prev.host_wait = prev.gap_after_ns > 0 && prev.end_ns > prev.start_ns &&
+                       k.stream == prev.stream && !synced && !waits;
+    }
     Observed o;
     o.name_id = k.name_id;
     o.launch_key = launch_key(k);
@@ -35,6 +52,8 @@ void SequenceLearner::on_start(PolicyContext& ctx, std::uint32_t kernel) {
     o.cost = ctx.costs()[kernel];  // the kernel being launched: allowed
     o.clocks = ctx.effective();
     o.start_ns = o.end_ns = now;
+    o.stream = k.stream;
+    o.host_launch_ns = k.host_launch_ns;
     seq_.push_back(o);
     seq_kernel_.push_back(kernel);
     return;
@@ -89,8 +108,10 @@ void SequenceLearner::on_end(PolicyContext& ctx, std::uint32_t kernel) {
   const double model = ctx.latency().duration_ns(o.cost, o.clocks);
   o.scale = model > 0 ? std::clamp(o.measured_ns() / model, kMinTimeScale, kMaxTimeScale) : 1.0;
   // A kernel that ended after the next one started leaves no gap.
-  if (at + 1 < seq_.size())
+  if (at + 1 < seq_.size()) {
     o.gap_after_ns = std::max(0.0, static_cast<double>(seq_[at + 1].start_ns - o.end_ns));
+    o.host_wait = false;  // the next one started before this one ended
+  }
 }
 
 double SequenceLearner::busy_ns() const {
@@ -99,13 +120,19 @@ double SequenceLearner::busy_ns() const {
   return s;
 }
 
-std::vector<ItemSpec> items_from(const std::vector<Observed>& seq) {
+std::vector<ItemSpec> items_from(const std::vector<Observed>& seq, bool host_slack) {
   std::vector<ItemSpec> out(seq.size());
+  bool one_stream = true;
+  for (const Observed& o : seq) one_stream = one_stream && o.stream == seq.front().stream;
   for (std::size_t i = 0; i < seq.size(); ++i) {
     out[i].cost = seq[i].cost;
     out[i].time_scale = seq[i].scale;
     out[i].gap_ns = seq[i].gap_after_ns;
     out[i].count = 1;
+    if (host_slack && one_stream && seq[i].host_wait && i + 1 < seq.size()) {
+      out[i].floor_ns = seq[i].measured_ns() + seq[i].gap_after_ns;
+      out[i].gap_ns = 0.0;
+    }
   }
   return out;
 }

@@ -24,6 +24,13 @@ struct Observed {
   std::int64_t end_ns = 0;
   double scale = 1.0;         // measured / modelled duration at `clocks`
   double gap_after_ns = 0.0;  // until the next kernel started
+  // The gap after it was a wait for the host: the next kernel, on the same
+  // stream, was launched after this one ended, with no host synchronisation
+  // between the two launches and no cross-stream wait on the next one (see
+  // items_from).
+  bool host_wait = false;
+  std::int32_t stream = 0;
+  std::int64_t host_launch_ns = 0;
   double measured_ns() const { return static_cast<double>(end_ns - start_ns); }
 };
 
@@ -70,7 +77,13 @@ class SequenceLearner {
 
 std::uint64_t launch_key(const Kernel& k);
 
-// Items (one per position) of a learned sequence, for build_tables.
-std::vector<ItemSpec> items_from(const std::vector<Observed>& seq);
+// Items (one per position) of a learned sequence, for build_tables. With
+// `host_slack` (ItemSpec::floor_ns): when the whole profiling iteration ran
+// on one stream, a kernel whose gap was a wait for the host
+// (Observed::host_wait) gets floor_ns = its measured duration + the gap and
+// no fixed gap, so a slower kernel absorbs the wait at no cost in time, as
+// whole_run_input gives the oracles from the baseline. Off by default in the
+// online policies: a wait seen once need not come back (docs/policies.md).
+std::vector<ItemSpec> items_from(const std::vector<Observed>& seq, bool host_slack = false);
 
 }  // namespace dvfsim::plan

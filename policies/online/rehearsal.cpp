@@ -69,14 +69,19 @@ Rehearsal rehearse(const PolicyContext& ctx, const std::vector<ItemSpec>& items,
     tl.fire_due_events();
     if (steps) driver.switcher.on_start(c, static_cast<int>(i));
     tl.fire_due_events();
+    const std::int64_t begin = tl.now();
     tl.begin_kernel(items[i].cost, items[i].time_scale, static_cast<std::int32_t>(i));
     while (!tl.advance(GpuTimeline::kNever, &done)) {
     }
     if (steps) driver.switcher.on_end(c);
     tl.fire_due_events();
     r.time_ns = static_cast<double>(tl.now());
-    if (i + 1 < n)
+    if (i + 1 < n) {
+      // The host wait the kernel did not absorb (ItemSpec::floor_ns), then its gap.
+      const std::int64_t ready = begin + static_cast<std::int64_t>(std::llround(items[i].floor_ns));
+      if (ready > tl.now()) tl.advance(ready, &done);
       tl.advance(tl.now() + static_cast<std::int64_t>(std::llround(items[i].gap_ns)), &done);
+    }
   }
   r.energy_j = tl.energy_j();
   r.switches = tl.clock_switches();

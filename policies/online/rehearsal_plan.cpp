@@ -29,7 +29,7 @@ void CandidateSet::consider(const std::string& name, bool early,
     for (std::size_t i = 0; i < p.pairs.size(); ++i) {
       c.steps[i].pair = p.pairs[i];
       c.steps[i].duration_ns = p.emulation.time_of_step[i];
-      c.steps[i].gap_ns = seq_[i].gap_after_ns;
+      c.steps[i].gap_ns = idle_after_ns(items_[i], p.emulation.time_of_step[i]);
     }
     c.rehearsal = rehearse(ctx_, items_, &c.steps, early, start_);
     ++rehearsals_;

@@ -385,6 +385,67 @@ TEST(ToyPolicies, PassLevelHoldsTheDefaultClocksWhenPhasesEndBeforeTheirSwitchLa
   EXPECT_LT(iteration_energy(f, 2), 4.4);
 }
 
+// A then B each iteration (30 ms apart), B launched by the host 20 ms after A:
+// A (10 ms at 2000 MHz) leaves the GPU waiting 10 ms for the host. With
+// `sync`, the host waits for A to end before it goes on to launch B (a
+// synchronisation between the two launches): the wait then moves with A.
+Workload host_gap_workload(int iterations, bool sync) {
+  Workload w = workload(iterations);
+  for (int it = 0; it < iterations; ++it) {
+    const std::int64_t t0 = std::int64_t{30'000'000} * it;
+    Kernel& a = w.kernels[static_cast<std::size_t>(2 * it)];
+    Kernel& b = w.kernels[static_cast<std::size_t>(2 * it + 1)];
+    a.host_launch_ns = a.traced_start_ns = t0;
+    b.host_launch_ns = b.traced_start_ns = t0 + 20'000'000;
+    if (sync) {
+      SyncPoint sp;
+      sp.kind = SyncPoint::Kind::device;
+      sp.host_begin_ns = t0 + 1'000'000;
+      sp.traced_end_ns = t0 + 10'000'000;
+      sp.waits_until_kernel = static_cast<std::uint32_t>(2 * it + 1);
+      w.syncs.push_back(sp);
+    }
+  }
+  return w;
+}
+
+TEST(ToyPolicies, OnlinePoliciesLetAKernelAbsorbAWaitForTheHost) {
+  // host_slack=1. The profiling iteration shows A followed by a 10 ms wait for B's launch,
+  // on one stream with no synchronisation between: A may take up to 20 ms
+  // for free. A at (1000, 500) takes 20 ms at 95 W = 1.9 J and ends when B
+  // is launched; B at (1000, 1000) 10 ms at 110 W = 1.1 J: 3.0 J per
+  // iteration, no idle time, 30 ms as the baseline.
+  Rig rig(3);
+  rig.w = host_gap_workload(3, false);
+  rig.costs = rig.lat.prepare(rig.w, rig.dev, rig.dev);
+  rig.base = rig.run("native", {}, false);
+  ASSERT_EQ(rig.base.end_ns - rig.base.begin_ns, 90'000'000);
+  for (const char* p : {"kernel-predictive", "latency-aware"}) {
+    const RunResult r = rig.run(p, {{"host_slack", "1"}});
+    EXPECT_EQ(r.end_ns - r.begin_ns, 90'000'000) << p;
+    for (int it = 1; it < 3; ++it) {
+      EXPECT_NEAR(iteration_energy(r, it), 3.0, 1e-9) << p << " iteration " << it;
+      EXPECT_EQ(r.kernels[static_cast<std::size_t>(2 * it)].requested_core_mhz, 1000) << p;
+      EXPECT_EQ(r.kernels[static_cast<std::size_t>(2 * it)].requested_memory_mhz, 500) << p;
+    }
+  }
+  // With the host waiting for A before it launches B, a slower A delays B:
+  // no slack, A keeps the core at 2000 MHz (its own hand optimum, 2.05 J at
+  // (2000, 500)) and the run its 90 ms.
+  Rig synced(3);
+  synced.w = host_gap_workload(3, true);
+  synced.costs = synced.lat.prepare(synced.w, synced.dev, synced.dev);
+  synced.base = synced.run("native", {}, false);
+  for (const char* p : {"kernel-predictive", "latency-aware"}) {
+    const RunResult r = synced.run(p, {{"host_slack", "1"}});
+    EXPECT_LE(r.end_ns - r.begin_ns, synced.base.end_ns - synced.base.begin_ns) << p;
+    EXPECT_EQ(r.kernels[4].requested_core_mhz, 2000) << p;
+  }
+  // Off (the default), the wait is a fixed gap: A keeps 2000 MHz.
+  for (const char* p : {"kernel-predictive", "latency-aware"})
+    EXPECT_EQ(rig.run(p, {}).kernels[4].requested_core_mhz, 2000) << p;
+}
+
 TEST(ToyPolicies, ObjectivesEdpAndEnergy) {
   Rig rig(1);
   // EDP per kernel with both free: A (2000,500) 2.05 J x 10 ms beats slower
