@@ -6,15 +6,10 @@
 
 namespace dvfsim::plan {
 
-CandidateSet::CandidateSet(const PolicyContext& ctx, const std::vector<Observed>& seq,
+CandidateSet::CandidateSet(const PolicyContext& ctx, const std::vector<Observed>& /*seq*/,
                            const std::vector<ItemSpec>& items, const RehearsalStart& start,
                            const Objective& objective, double budget_ns)
-    : ctx_(ctx),
-      seq_(seq),
-      items_(items),
-      start_(start),
-      objective_(objective),
-      budget_ns_(budget_ns) {}
+    : ctx_(ctx), items_(items), start_(start), objective_(objective), budget_ns_(budget_ns) {}
 
 void CandidateSet::consider(const std::string& name, bool early,
                             const std::function<Proposal(double)>& plan) {

@@ -61,7 +61,6 @@ class CandidateSet {
 
  private:
   const PolicyContext& ctx_;
-  const std::vector<Observed>& seq_;
   const std::vector<ItemSpec>& items_;
   RehearsalStart start_;
   Objective objective_;
