@@ -237,9 +237,133 @@ def build_benches(torch, F, args):
                          note="as gemm_bf16_m8192_n8192_k8192 but A = B = 0"),
                    duty(0.137, 0.0685), duty(0.137, 0.03425),
                    tiny, benches[-1]]
+    if args.suite == "occupancy":
+        benches = occupancy_benches(torch, args) + [benches[-1]]
     if args.only:
         keep = set(args.only.split(","))
         benches = [b for b in benches if b.name in keep]
+    return benches
+
+
+OCC_GRIDS = (1, 8, 33, 66, 132)
+
+
+def build_occupancy_lib(out_dir):
+    """nvcc-built kernels of occupancy.cu, loaded with ctypes."""
+    import ctypes
+    import subprocess
+    so = os.path.join(out_dir, "occupancy.so")
+    subprocess.run(["nvcc", "-O3", "-arch=sm_90", "-shared", "-Xcompiler", "-fPIC", "-o", so,
+                    os.path.join(HERE, "occupancy.cu")], check=True)
+    lib = ctypes.CDLL(so)
+    lib.launch_sleep.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_longlong, ctypes.c_void_p]
+    lib.launch_ffma.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
+                                ctypes.c_void_p]
+    return lib
+
+
+def occupancy_benches(torch, args):
+    """Kernels that occupy only some SMs, uncapped (1980 MHz): the power of the
+    "a kernel is running" term against the share of SMs a grid occupies, the
+    SIMT term at the top clock, tensor work on a few SMs, and tiny kernels
+    replayed from a CUDA graph. Rows carry `grid` and `block` in the details."""
+    lib = build_occupancy_lib(args.out)
+    dev = "cuda"
+    sleep_cycles = 4_000_000          # ~2 ms at 1980 MHz
+    ffma_iters = 100_000              # ~2 ms per CTA wave at 1980 MHz
+    benches = [Bench("idle_ctx", "idle", kind="idle",
+                     note="CUDA context created, no kernel ever launched")]
+
+    def stream():
+        return torch.cuda.current_stream().cuda_stream
+
+    def sleep_bench(grid, block):
+        def make():
+            def fn(i):
+                rc = lib.launch_sleep(grid, block, sleep_cycles, stream())
+                if rc:
+                    raise RuntimeError(f"k_sleep launch failed: cudaError {rc}")
+            return fn
+        b = Bench(f"sleep_g{grid}_b{block}", "elementwise", make, 0, 0,
+                  note=f"k_sleep<<<{grid}, {block}>>>: clock64 wait of {sleep_cycles} cycles "
+                       "in __nanosleep(256) steps")
+        b.grid, b.block = grid, block
+        return b
+
+    def ffma_bench(grid, block):
+        def make():
+            out = torch.empty(max(grid, 1), device=dev, dtype=torch.float32)
+            def fn(i):
+                rc = lib.launch_ffma(grid, block, out.data_ptr(), ffma_iters, stream())
+                if rc:
+                    raise RuntimeError(f"k_ffma launch failed: cudaError {rc}")
+            return fn
+        b = Bench(f"ffma_g{grid}_b{block}", "elementwise", make,
+                  2 * 16 * ffma_iters * grid * block, 0,
+                  note=f"k_ffma<<<{grid}, {block}>>>: 16 independent FMA chains x {ffma_iters}")
+        b.grid, b.block = grid, block
+        return b
+
+    benches += [sleep_bench(g, 128) for g in OCC_GRIDS]
+    benches.append(sleep_bench(132, 1024))
+    benches += [ffma_bench(g, 256) for g in OCC_GRIDS + (264,)]
+
+    bf16 = torch.bfloat16
+    def small_gemm(M, N, K):
+        def make():
+            sets = [(torch.randn(M, K, device=dev, dtype=bf16),
+                     torch.randn(K, N, device=dev, dtype=bf16),
+                     torch.empty(M, N, device=dev, dtype=bf16)) for _ in range(4)]
+            def fn(i):
+                a, b_, c = sets[i % 4]
+                torch.matmul(a, b_, out=c)
+            return fn
+        return Bench(f"gemm_bf16_m{M}_n{N}_k{K}", "gemm", make, 2 * M * N * K,
+                     2 * (M * K + K * N + M * N),
+                     note="few-CTA GEMM (grid in kernel_grids), 4 rotating sets")
+    benches += [small_gemm(256, 256, 32768), small_gemm(1024, 1024, 8192),
+                small_gemm(2048, 2048, 8192)]
+
+    # fp32 matrix products: SIMT FFMA (TF32 off) and TF32 tensor cores
+    def fp32_gemm(n, tf32):
+        def make():
+            sets = [(torch.randn(n, n, device=dev), torch.randn(n, n, device=dev),
+                     torch.empty(n, n, device=dev)) for _ in range(2)]
+            def fn(i):
+                torch.backends.cuda.matmul.allow_tf32 = tf32
+                a, b_, c = sets[i % 2]
+                torch.matmul(a, b_, out=c)
+            return fn
+        tag = "tf32" if tf32 else "fp32"
+        return Bench(f"gemm_{tag}_m{n}_n{n}_k{n}", "gemm" if tf32 else "elementwise", make,
+                     2 * n ** 3, 3 * 4 * n * n,
+                     note=f"torch.matmul fp32 {n}^3, allow_tf32={tf32} "
+                          "(class elementwise for the SIMT one: no tensor FLOPs)")
+    benches += [fp32_gemm(4096, False), fp32_gemm(8192, True)]
+
+    # tiny kernels replayed back to back from a CUDA graph (no host gaps)
+    n_small, per_graph = 4096, 200
+    def make_graph():
+        x = torch.randn(n_small, device=dev)
+        g = torch.cuda.CUDAGraph()
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for _ in range(3):
+                x.mul_(1.0000001)
+            with torch.cuda.graph(g):
+                for _ in range(per_graph):
+                    x.mul_(1.0000001)
+        torch.cuda.current_stream().wait_stream(s)
+        def fn(i):
+            g.replay()
+        return fn
+    tg = Bench("tiny_graph_mul4096", "elementwise", make_graph, per_graph * n_small,
+               2 * per_graph * n_small * 4,
+               note=f"CUDA graph of {per_graph} in-place mul on {n_small} fp32 (L2-resident; "
+                    "bytes nominal); busy_s = profiled kernel time per op x ops in window")
+    tg.busy_from_profile = True
+    benches.append(tg)
     return benches
 
 
@@ -394,7 +518,10 @@ def count_kernels(torch, fn, reps=1):
         ev = json.load(f).get("traceEvents", [])
     os.unlink(path)
     gpu = [e for e in ev if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
-    return len(gpu) / reps, [e["name"] for e in gpu], sum(e["dur"] for e in gpu) / 1e6 / reps
+    grids = sorted({(e["name"][:60], str(e.get("args", {}).get("grid")),
+                     str(e.get("args", {}).get("block"))) for e in gpu})
+    return (len(gpu) / reps, [e["name"] for e in gpu], sum(e["dur"] for e in gpu) / 1e6 / reps,
+            grids)
 
 
 def main():
@@ -407,7 +534,7 @@ def main():
     ap.add_argument("--ahead-s", type=float, default=0.03)
     ap.add_argument("--sample-s", type=float, default=0.01)
     ap.add_argument("--only", default="", help="comma-separated benchmark names")
-    ap.add_argument("--suite", choices=("calib", "extra"), default="calib")
+    ap.add_argument("--suite", choices=("calib", "extra", "occupancy"), default="calib")
     ap.add_argument("--no-deep-idle", action="store_true")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -506,8 +633,11 @@ def main():
             continue
         try:
             b = next(x for x in benches if x.name == row["name"])
-            n, names, kt = count_kernels(torch, fn, 200 if b.busy_from_profile else 1)
+            n, names, kt, grids = count_kernels(torch, fn, 200 if b.busy_from_profile else 1)
             d = details[row["name"]]
+            d["kernel_grids"] = grids[:8]
+            if hasattr(b, "grid"):
+                d["grid"], d["block"] = b.grid, b.block
             d["kernels_per_op"] = n
             d["kernel_names"] = sorted(set(names))[:8]
             d["profiled_kernel_time_per_op_s"] = kt
