@@ -83,7 +83,8 @@ def join_names(kernels, names):
 def read_kernels(run_dir):
     """A run directory's kernels.csv with names.csv joined back (join_names)."""
     run_dir = pathlib.Path(run_dir)
-    kernels = pd.read_csv(run_dir / "kernels.csv", keep_default_na=False, na_values=[""])
+    kernels = pd.read_csv(run_dir / "kernels.csv", keep_default_na=False, na_values=[""],
+                          float_precision="round_trip")
     names = pd.read_csv(run_dir / "names.csv", keep_default_na=False, na_values=[""],
                         dtype=_NAMES_DTYPE)
     return join_names(kernels, names)
@@ -102,7 +103,8 @@ class Result:
     def _table(self, key, text, dtype=None):
         if key not in self._cache:
             self._cache[key] = pd.read_csv(io.StringIO(text()), keep_default_na=False,
-                                           na_values=[""], dtype=dtype)
+                                           na_values=[""], dtype=dtype,
+                                           float_precision="round_trip")
         return self._cache[key].copy()
 
     @property
@@ -202,7 +204,7 @@ def sweep(experiment, jobs=0, out=None, progress=False):
             path = os.fspath(experiment)
         _dvfsim.sweep(path, out, int(jobs), bool(progress))
         return pd.read_csv(os.path.join(out, "results.csv"), keep_default_na=False,
-                           na_values=[""])
+                           na_values=[""], float_precision="round_trip")
     finally:
         if tmp is not None:
             tmp.cleanup()

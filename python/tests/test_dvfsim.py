@@ -54,7 +54,8 @@ def test_run_gives_the_cli_numbers_bit_for_bit(tmp_path, workload, policy, param
         assert r.summary["oracle"] is True
     # The tables are the CSV files, read back.
     for name, table in [("timeline.csv", r.timeline), ("clock_switches.csv", r.switches)]:
-        cli_table = pd.read_csv(cli / name, keep_default_na=False, na_values=[""])
+        cli_table = pd.read_csv(cli / name, keep_default_na=False, na_values=[""],
+                                float_precision="round_trip")
         pd.testing.assert_frame_equal(table, cli_table, check_exact=True)
     # kernels.csv names kernels by id; both sides join names.csv back.
     pd.testing.assert_frame_equal(r.kernels, dvfsim.read_kernels(cli), check_exact=True)
