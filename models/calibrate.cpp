@@ -10,6 +10,7 @@
 #include <optional>
 #include <sstream>
 
+#include "models/roofline_overlap.h"
 #include "sim/csv.h"
 #include "sim/error.h"
 #include "sim/files.h"
@@ -34,7 +35,13 @@ Terms terms(const Device& d, const CalibrationRow& r) {
   t.v = d.volts(fc);
   t.v2f = t.v * t.v * r.core_mhz * 1e-3;
   t.fm_ghz = r.memory_mhz * 1e-3;
-  t.busy_frac = r.window_s > 0 ? std::clamp(r.busy_s / r.window_s, 0.0, 1.0) : 0.0;
+  // As the engine counts it: no busy power in a kernel's launch and drain (the
+  // latency model's fixed_ns per launch; copies have none), only on the SMs
+  // its grid occupies.
+  const double drain_s =
+      r.cls == "memcpy" ? 0.0 : r.launches * RooflineParams::of(d).fixed_ns * 1e-9;
+  t.busy_frac =
+      r.window_s > 0 ? r.sm_share * std::clamp((r.busy_s - drain_s) / r.window_s, 0.0, 1.0) : 0.0;
   const bool tensor = is_tensor_class(r.cls);
   const double peak = (tensor ? d.tensor_flops_per_clock_per_sm : d.fp32_flops_per_clock_per_sm) *
                       d.sm_count * r.core_mhz * 1e6;
@@ -105,6 +112,12 @@ std::vector<CalibrationRow> read_calibration_csv(const std::string& path) {
     if (col.count("energy_j")) r.energy_j = num("energy_j");
     if (col.count("instructions") && !f[col.at("instructions")].empty())
       r.instructions = num("instructions");
+    if (col.count("launches") && !f[col.at("launches")].empty()) r.launches = num("launches");
+    if (col.count("sm_share") && !f[col.at("sm_share")].empty()) {
+      r.sm_share = num("sm_share");
+      if (r.sm_share <= 0 || r.sm_share > 1)
+        throw InputError(fmt::format("{}:{}: sm_share must be in (0, 1]", path, lineno));
+    }
     if (col.count("source")) r.source = f[col.at("source")];
     if (r.window_s <= 0) throw InputError(fmt::format("{}:{}: window_s must be > 0", path, lineno));
     if (r.core_mhz <= 0 || r.memory_mhz <= 0)

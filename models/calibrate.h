@@ -5,11 +5,15 @@
 //
 // CSV columns (docs/calibration.md): name, class, core_mhz, core_mhz_p10,
 // core_mhz_p90, memory_mhz, window_s, busy_s, energy_j, mean_power_w, flops,
-// dram_bytes, launches, reasons_mask, source, and optionally instructions.
-// One row per energy window: the mean clocks seen, the summed kernel time
-// (busy_s) inside the window, the FLOPs, DRAM bytes and warp instructions
-// done in it. Without an instructions column (or with a negative value) the
-// per-class estimate of sim/workload.h stands in.
+// dram_bytes, launches, reasons_mask, source, and optionally instructions
+// and sm_share. One row per energy window: the mean clocks seen, the summed
+// kernel time (busy_s) inside the window, the FLOPs, DRAM bytes and warp
+// instructions done in it. Without an instructions column (or with a negative
+// value) the per-class estimate of sim/workload.h stands in. The busy term
+// counts as the engine does (sim/models.h, KernelCost::sm_share): busy_s less
+// each kernel launch's clock-independent part (the latency model's fixed_ns;
+// none for copies), times sm_share (the share of the SMs the kernels' grids
+// occupy; 1 when absent).
 #include <string>
 #include <vector>
 
@@ -26,6 +30,8 @@ struct CalibrationRow {
   double energy_j = 0, mean_power_w = 0;
   double flops = 0, dram_bytes = 0;
   double instructions = -1;  // warp instructions in the window; < 0: not measured
+  double launches = 0;       // kernel launches in the window
+  double sm_share = 1;       // share of the SMs the kernels' grids occupy
   std::string source;
   int line = 0;
 };

@@ -147,6 +147,19 @@ std::vector<KernelCost> RooflineOverlap::prepare(const Workload& w, const Device
       tm = s * tm_ideal;
     }
     kc.fixed_ns = same ? t0 : (t0_capture > 0 ? t0 * t0_target / t0_capture : t0_target);
+    // The busy term's share (sim/models.h): the grid's CTAs over the target's
+    // SMs; no SM executes during launch and drain. Copies and memsets have no
+    // grid; a launch configuration of one thread in one CTA is what a trace
+    // without one reads as, so it counts as unknown (the whole GPU).
+    if (k.cls != KernelClass::memcpy && k.cls != KernelClass::memset) {
+      const auto& g = k.launch.grid;
+      const auto& b = k.launch.block;
+      const double ctas = static_cast<double>(g[0]) * g[1] * g[2];
+      const double threads = static_cast<double>(b[0]) * b[1] * b[2];
+      if (ctas * threads > 1 && target.sm_count > 0)
+        kc.sm_share = std::min(1.0, ctas / target.sm_count);
+      kc.drain_ns = kc.fixed_ns;
+    }
     kc.compute_ns_mhz =
         std::max(tc * (kc.tensor ? tensor_ratio : fp32_ratio), tl * l2_ratio * amp_ratio) *
         c0.core_mhz;

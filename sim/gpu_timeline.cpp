@@ -159,19 +159,22 @@ void GpuTimeline::warm_firmware(const std::vector<KernelCost>& costs,
   for (std::size_t i = 0; i + 1 < n; ++i) gaps_ns += gap_after_ns[i];
   for (int round = 0; round < kWarmUpRounds; ++round) {
     const Clocks c = make_clocks(dev, std::min(core_.landed_mhz, cap_mhz_), memory_.landed_mhz);
-    Utilisation acc;  // acc.busy: kernel time (a running kernel has busy 1)
+    Utilisation acc;
+    double kernels_ns = 0;
     if (lat_form_) {
       for (std::size_t i = 0; i < n; ++i) {
         const double d = lat_form_->duration_ns(costs[i], c);
         acc.add(lat_form_->utilisation(costs[i], c, d), d);
+        kernels_ns += d;
       }
     } else {
       for (std::size_t i = 0; i < n; ++i) {
         const double d = lat.duration_ns(costs[i], c);
         acc.add(lat.utilisation(costs[i], c, d), d);
+        kernels_ns += d;
       }
     }
-    const double total = acc.busy + gaps_ns;
+    const double total = kernels_ns + gaps_ns;
     if (total <= 0) break;
     const std::int32_t cap = m_.governor->cap_core_mhz(acc.per(total), c, dev.max_core_mhz());
     if (cap == cap_mhz_) break;

@@ -78,8 +78,10 @@ struct RooflineForm {
 
   Utilisation utilisation(const KernelCost& k, const Clocks& c, double duration_ns) const {
     Utilisation u;
-    u.busy = 1.0;
+    u.busy = k.sm_share;
     if (duration_ns <= 0) return u;
+    if (k.drain_ns > 0)
+      u.busy = duration_ns > k.drain_ns ? k.sm_share * (1.0 - k.drain_ns / duration_ns) : 0.0;
     const double s = duration_ns * 1e-9;
     // Work over (time x peak) per unit, the core-clocked two (tensor, issue)
     // in one packed division; a unit with no work stays 0.

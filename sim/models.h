@@ -34,14 +34,21 @@ struct KernelCost {
   double dram_bytes = 0.0;
   double instructions = 0.0;  // warp instructions on the SMs (Work::instructions)
   bool tensor = false;        // runs on the tensor cores (peak compute = tensor peak)
+  // What share of the GPU's SMs executes the kernel, and for how long: its
+  // grid's CTAs over the SM count (at most 1; 1 when the trace gives no launch
+  // configuration), and, of its time, the launch and drain in which no SM of
+  // it executes (the latency model's clock-independent part). The power
+  // models' `busy` term is drawn only by executing SMs (Utilisation::busy).
+  double sm_share = 1.0;
+  double drain_ns = 0.0;
 };
 
 // Fractions of the time a unit is busy, averaged over an interval: `busy` the
-// GPU executes a kernel, `compute` the tensor cores run at peak, `memory` DRAM
-// runs at peak bandwidth, `simt` every warp scheduler issues an instruction each
-// cycle (warp instructions / (SMs x schedulers x clock x time)). Time-weighted averages of
-// Utilisation are valid Utilisations; power models must be linear in them (the governor relies on
-// it).
+// GPU's SMs execute a kernel (a kernel whose grid fills the GPU has busy 1 outside
+// its launch and drain; KernelCost::sm_share), `compute` the tensor cores run at peak, `memory`
+// DRAM runs at peak bandwidth, `simt` every warp scheduler issues an instruction each cycle (warp
+// instructions / (SMs x schedulers x clock x time)). Time-weighted averages of Utilisation are
+// valid Utilisations; power models must be linear in them (the governor relies on it).
 struct Utilisation {
   double busy = 0.0;
   double compute = 0.0;

@@ -201,17 +201,25 @@ Tables group_tables(const Tables& t, const std::vector<std::uint32_t>& group_of,
 }
 
 Grouping group_identical(const std::vector<ItemSpec>& kernels) {
-  using Key = std::tuple<double, double, double, double, double, bool, double, long long,
-                         std::int32_t, long long>;
+  using Key = std::tuple<double, double, double, double, double, double, bool, double, double,
+                         double, long long, std::int32_t, long long>;
   std::map<Key, std::uint32_t> index;
   Grouping g;
   g.item_of.reserve(kernels.size());
   for (const auto& k : kernels) {
-    const Key key{k.cost.fixed_ns,      k.cost.compute_ns_mhz,
-                  k.cost.memory_ns_mhz, k.cost.flops,
-                  k.cost.dram_bytes,    k.cost.tensor,
-                  k.time_scale,         std::llround(k.gap_ns * 10.0),
-                  k.max_core_mhz,       std::llround(k.floor_ns * 10.0)};
+    const Key key{k.cost.fixed_ns,
+                  k.cost.compute_ns_mhz,
+                  k.cost.memory_ns_mhz,
+                  k.cost.flops,
+                  k.cost.dram_bytes,
+                  k.cost.instructions,
+                  k.cost.tensor,
+                  k.cost.sm_share,
+                  k.cost.drain_ns,
+                  k.time_scale,
+                  std::llround(k.gap_ns * 10.0),
+                  k.max_core_mhz,
+                  std::llround(k.floor_ns * 10.0)};
     auto [it, fresh] = index.emplace(key, static_cast<std::uint32_t>(g.items.size()));
     if (fresh) {
       g.items.push_back(k);
