@@ -15,7 +15,7 @@ BUDGET="${BUDGET:-540}"
 exec > >(tee -a "$OUT/run.log") 2>&1
 T0=$SECONDS
 ncu --version | tail -1
-METRICS="gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__inst_executed.sum,launch__grid_size,launch__block_size,launch__registers_per_thread,sm__sass_thread_inst_executed_op_ffma_pred_on.sum,sm__sass_thread_inst_executed_op_fadd_pred_on.sum,sm__sass_thread_inst_executed_op_fmul_pred_on.sum,lts__t_bytes.sum"
+METRICS="gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__inst_executed.sum,launch__grid_size,launch__block_size,launch__registers_per_thread,sm__sass_thread_inst_executed_op_ffma_pred_on.sum,sm__sass_thread_inst_executed_op_fadd_pred_on.sum,sm__sass_thread_inst_executed_op_fmul_pred_on.sum,lts__t_bytes.sum,lts__t_sectors_srcunit_tex_op_write.sum,lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum"
 for w in "$@"; do
   tag=${w%%=*}; rest=${w#*=}; wl=${rest%%,*}; extra=()
   if [ "$rest" != "$wl" ]; then IFS=, read -ra kv <<< "${rest#*,}"; for a in "${kv[@]}"; do extra+=(--arg "$a"); done; fi
