@@ -285,29 +285,14 @@ def worker(rank, args):
     dist.broadcast_object_list(plan, src=0)
     step_est = plan[0]
     n_win = max(args.min_steps, math.ceil(args.window_s / max(step_est, 1e-4)))
-    guard = max(1, math.ceil(args.guard_s / max(step_est, 1e-4)))
     if rank == 0:
         print(f"pipeline S={world} M={m}: iteration ~{step_est * 1e3:.1f} ms, "
-              f"window {n_win} iterations between guards of {guard}", flush=True)
+              f"window {n_win} iterations", flush=True)
 
+    # capture_gpt3's window: >= 0.35 s of identical iterations on each side;
+    # every rank computes the same guard from the broadcast estimate.
     dist.barrier()
-    sampler.phase = "measure"
-    anchor = torch.cuda.Event(enable_timing=True)
-    torch.cuda.synchronize()
-    anchor.record()
-    h0 = time.perf_counter()
-    anchor.synchronize()
-    total = 2 * guard + n_win
-    marks = [torch.cuda.Event(enable_timing=True) for _ in range(total + 1)]
-    w0 = time.perf_counter()
-    marks[0].record()
-    for i in range(total):
-        iteration()
-        marks[i + 1].record()
-    torch.cuda.synchronize()
-    w1 = time.perf_counter()
-    sampler.phase = "post_measure"
-    bounds = [h0 + anchor.elapsed_time(e) / 1e3 for e in marks]
+    bounds, guard, (w0, w1) = g3.measure_window(iteration, n_win, sampler, step_est)
     dist.barrier()
     time.sleep(0.25)                      # let the counter tick past the window
     i0, i1 = guard, guard + n_win
@@ -435,7 +420,6 @@ def main():
     ap.add_argument("--warmup", type=int, default=3, help="untimed iterations first")
     ap.add_argument("--window-s", type=float, default=2.5, help="energy window length")
     ap.add_argument("--min-steps", type=int, default=3, help="iterations in the window, at least")
-    ap.add_argument("--guard-s", type=float, default=0.35, help="steady time on each side")
     ap.add_argument("--profile-steps", type=int, default=2)
     ap.add_argument("--out", required=True)
     ap.add_argument("--tag", default="")
