@@ -474,8 +474,9 @@ NOTEBOOKS["05-validation.ipynb"] = notebook([
     # Predicted vs measured on the H200, every workload class
 
     Experiment `experiments/validation_h200.yaml`: each H200 capture (the
-    shipped trace, the GPT-3 captures of `validation/h200/` and one capture
-    per workload class in `validation/h200/classes/`) replayed on the H200
+    shipped trace, the GPT-3 captures of `validation/h200/`, one capture
+    per workload class in `validation/h200/classes/` and the single-GPU
+    microbatch step of `validation/h200/pipeline/`) replayed on the H200
     model under `native` (the GPU left to its firmware, as it ran during the
     measurement), twice: `host_overhead=off` (the traced host timeline as
     traced: *raw*) and `auto` (the profiler host-overhead correction, factor

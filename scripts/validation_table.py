@@ -23,6 +23,7 @@ CAPTURES = [
     ("`gpt3xl_train_b4_t2048`", "validation/h200/gpt3xl_train_b4_t2048", "GPT-3 train", "GPU"),
     ("`gpt327b_train_b2_t2048`", "validation/h200/gpt327b_train_b2_t2048", "GPT-3 train", "GPU"),
     ("`gpt3xl_infer_b8_t2048`", "validation/h200/gpt3xl_infer_b8_t2048", "GPT-3 inference", "GPU"),
+    ("`gpt3xl_train_b2_t2048` (12-02)", "validation/h200/pipeline/gpt3xl_train_b2_t2048", "GPT-3 train", "GPU"),
     ("`bert_base_train_b32_t512`", "validation/h200/classes/bert_base_train_b32_t512", "encoder train", "GPU"),
     ("`llama1b_prefill_t32k`", "validation/h200/classes/llama1b_prefill_t32k", "long prefill", "GPU"),
     ("`llama1b_cudagraph_b2_t256`", "validation/h200/classes/llama1b_cudagraph_b2_t256", "CUDA graph", "GPU"),
