@@ -301,9 +301,10 @@ void add_calibrate(CLI::App& app, int& exit_code) {
         "GHz), "
         "tensor {:.2f} W/(V^2 GHz), SIMT issue {:.2f} W/(V^2 GHz), memory active {:.2f} W/GHz, "
         "memory "
-        "idle {:.3f} W/GHz\n",
+        "idle {:.3f} W/GHz, SIMT matrix {:.2f} W/(V^2 GHz){}\n",
         p.const_w, p.leak_w_per_v, p.clock_w_per_v2ghz, p.busy_w_per_v2ghz, p.compute_w_per_v2ghz,
-        p.simt_w_per_v2ghz, p.memory_active_w_per_ghz, p.memory_idle_w_per_ghz);
+        p.simt_w_per_v2ghz, p.memory_active_w_per_ghz, p.memory_idle_w_per_ghz,
+        p.simt_matrix_w_per_v2ghz, fit.simt_matrix_fitted ? "" : " (no gemm_simt row: kept)");
     const std::string text =
         rewrite_device_yaml(read_file(ld.device.source_path), ld.device.source_path, fit, o->csv);
     load_device_yaml(text, o->out);  // the result must load

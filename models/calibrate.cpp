@@ -6,9 +6,12 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "models/roofline_overlap.h"
 #include "sim/csv.h"
@@ -24,9 +27,14 @@ bool is_tensor_class(const std::string& cls) {
   return cls == "gemm" || cls == "attention" || cls == "mixed";
 }
 
+// `gemm_simt` rows are FP32 matrix products on the SIMT pipes (no tensor cores).
+bool is_simt_matrix_class(const std::string& cls) {
+  return cls == "gemm_simt";
+}
+
 // Feature terms of a row at its clocks.
 struct Terms {
-  double v, v2f, fm_ghz, busy_frac, u_compute, u_simt, u_memory;
+  double v, v2f, fm_ghz, busy_frac, u_compute, u_simt, u_memory, u_simt_matrix;
 };
 
 Terms terms(const Device& d, const CalibrationRow& r) {
@@ -48,11 +56,15 @@ Terms terms(const Device& d, const CalibrationRow& r) {
   const double bw = d.dram_bandwidth_gbs * 1e9 * r.memory_mhz / d.dram_bandwidth_memory_mhz;
   const double u = r.window_s > 0 && peak > 0 ? std::min(1.0, r.flops / (r.window_s * peak)) : 0.0;
   t.u_compute = tensor ? u : 0.0;
+  t.u_simt_matrix = is_simt_matrix_class(r.cls) ? u : 0.0;
   double inst = r.instructions;
   if (inst < 0) {
-    const auto cls = r.cls == "mixed" ? std::optional<KernelClass>(KernelClass::gemm)
-                                      : parse_kernel_class(r.cls);
-    inst = cls ? estimated_instructions(*cls, r.flops, r.dram_bytes) : 0.0;
+    const bool simt_matrix = is_simt_matrix_class(r.cls);
+    const auto cls = r.cls == "mixed" || simt_matrix ? std::optional<KernelClass>(KernelClass::gemm)
+                                                     : parse_kernel_class(r.cls);
+    inst = cls ? estimated_instructions(*cls, r.flops, r.dram_bytes,
+                                        simt_matrix ? MathPipe::simt : MathPipe::tensor)
+               : 0.0;
   }
   const double issue = d.issue_per_s(static_cast<std::int32_t>(std::lround(r.core_mhz)));
   t.u_simt = r.window_s > 0 && issue > 0 ? std::min(1.0, inst / (r.window_s * issue)) : 0.0;
@@ -134,7 +146,7 @@ double predict_row_power_w(const Device& d, const CmosParams& p, const Calibrati
   const Terms t = terms(d, r);
   return idle_w(p, t) +
          t.v2f * (t.busy_frac * p.busy_w_per_v2ghz + t.u_compute * p.compute_w_per_v2ghz +
-                  t.u_simt * p.simt_w_per_v2ghz) +
+                  t.u_simt * p.simt_w_per_v2ghz + t.u_simt_matrix * p.simt_matrix_w_per_v2ghz) +
          t.u_memory * p.memory_active_w_per_ghz * t.fm_ghz;
 }
 
@@ -167,12 +179,14 @@ CalibrationFit fit_power(const Device& d, const std::vector<CalibrationRow>& row
   for (const auto& r : rows)
     if (is_deep_idle(r)) p.deep_idle_w = r.mean_power_w;
 
-  // 2. Active rows: P - P_idle = busy·b·V²f + compute·u_c·V²f + mem_active·u_m·fm,
-  //    non-negative least squares by an active set over the three columns.
+  // 2. Active rows: P - P_idle = busy·b·V²f + compute·u_c·V²f + simt·u_s·V²f
+  //    + simt_matrix·u_sm·V²f + mem_active·u_m·fm, non-negative least squares by
+  //    an active set over the five columns. A column no row exercises (no
+  //    `gemm_simt` row) is not fitted: its coefficient keeps the file's value.
   std::vector<const CalibrationRow*> active;
   for (const auto& r : rows)
     if (!is_idle(r) && !is_deep_idle(r) && !is_mixed(r) && r.busy_s > 0) active.push_back(&r);
-  constexpr int kCols = 4;  // busy, tensor compute, SIMT issue, memory
+  constexpr int kCols = 5;  // busy, tensor compute, SIMT issue, memory, SIMT matrix
   if (active.size() >= kCols) {
     Eigen::MatrixXd a(static_cast<Eigen::Index>(active.size()), kCols);
     Eigen::VectorXd y(static_cast<Eigen::Index>(active.size()));
@@ -183,6 +197,7 @@ CalibrationFit fit_power(const Device& d, const std::vector<CalibrationRow>& row
       a(row, 1) = t.u_compute * t.v2f;
       a(row, 2) = t.u_simt * t.v2f;
       a(row, 3) = t.u_memory * t.fm_ghz;
+      a(row, 4) = t.u_simt_matrix * t.v2f;
       y(row) = active[i]->mean_power_w - idle_w(p, t);
       // Relative errors matter: weight each row by 1 / measured power.
       a.row(row) /= active[i]->mean_power_w;
@@ -191,6 +206,9 @@ CalibrationFit fit_power(const Device& d, const std::vector<CalibrationRow>& row
     // Non-negative least squares by a small active set: drop a column whose
     // coefficient comes out negative and solve again.
     std::vector<bool> free_col(kCols, true);
+    for (int c = 0; c < kCols; ++c)
+      if (a.col(c).cwiseAbs().maxCoeff() <= 0) free_col[static_cast<std::size_t>(c)] = false;
+    fit.simt_matrix_fitted = free_col[4];
     Eigen::VectorXd x = Eigen::VectorXd::Zero(kCols);
     for (int round = 0; round < kCols; ++round) {
       std::vector<int> cols;
@@ -216,6 +234,7 @@ CalibrationFit fit_power(const Device& d, const std::vector<CalibrationRow>& row
     p.compute_w_per_v2ghz = x(1);
     p.simt_w_per_v2ghz = x(2);
     p.memory_active_w_per_ghz = x(3);
+    if (fit.simt_matrix_fitted) p.simt_matrix_w_per_v2ghz = x(4);
   }
 
   double sq = 0;
@@ -289,8 +308,11 @@ std::string rewrite_device_yaml(const std::string& yaml_text, const std::string&
       {"memory_active_w_per_ghz", p.memory_active_w_per_ghz},
       {"memory_idle_w_per_ghz", p.memory_idle_w_per_ghz},
   };
+  std::vector<std::pair<const char*, double>> keys(std::begin(values), std::end(values));
+  if (fit.simt_matrix_fitted)
+    keys.emplace_back("simt_matrix_w_per_v2ghz", p.simt_matrix_w_per_v2ghz);
   std::string out = yaml_text;
-  for (const auto& [key, value] : values) {
+  for (const auto& [key, value] : keys) {
     // One flow mapping on one indented line, as the shipped files write them.
     const std::string needle = fmt::format("{}:", key);
     std::size_t at = 0, open = std::string::npos, close = std::string::npos;

@@ -40,6 +40,9 @@ std::vector<CalibrationRow> read_calibration_csv(const std::string& path);
 
 struct CalibrationFit {
   CmosParams power;  // fitted
+  // Whether a `gemm_simt` row identified simt_matrix_w_per_v2ghz (otherwise it
+  // keeps the device file's value and the file's line is not rewritten).
+  bool simt_matrix_fitted = false;
   struct RowError {
     std::string name;
     double measured_w = 0, predicted_w = 0;

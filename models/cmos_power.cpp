@@ -25,6 +25,9 @@ const bool registered = register_model({
              "tensor cores at peak, x utilisation x V² x core GHz"},
             {"simt_w_per_v2ghz", true, 0, 1e5,
              "every warp scheduler issuing, x issue utilisation x V² x core GHz"},
+            {"simt_matrix_w_per_v2ghz", false, 0, 1e5,
+             "FP32 matrix products on the SIMT pipes at the FP32 peak, x their FLOP utilisation "
+             "x V² x core GHz: operand traffic beyond the issue term (absent: 0)"},
             {"memory_active_w_per_ghz", true, 0, 1e5,
              "DRAM at peak bandwidth, x utilisation x memory GHz (W/GHz)"},
             {"memory_idle_w_per_ghz", true, 0, 1e5, "memory clock running, x memory GHz (W/GHz)"},
@@ -52,6 +55,7 @@ CmosParams CmosParams::of(const Device& d) {
   c.busy_w_per_v2ghz = p.number("busy_w_per_v2ghz");
   c.compute_w_per_v2ghz = p.number("compute_w_per_v2ghz");
   c.simt_w_per_v2ghz = p.number("simt_w_per_v2ghz");
+  c.simt_matrix_w_per_v2ghz = p.number_or("simt_matrix_w_per_v2ghz", 0.0);
   c.memory_active_w_per_ghz = p.number("memory_active_w_per_ghz");
   c.memory_idle_w_per_ghz = p.number("memory_idle_w_per_ghz");
   // Without them power does not depend on the data (random data).
@@ -70,6 +74,7 @@ CmosParams CmosParams::with_data_activity(double activity) const {
   p.memory_active_w_per_ghz *= m;
   p.compute_w_per_v2ghz *= c;
   p.simt_w_per_v2ghz *= c;
+  p.simt_matrix_w_per_v2ghz *= c;
   return p;
 }
 
@@ -80,6 +85,7 @@ CmosPower::CmosPower(const Device& d, const CmosParams& p) : p_(p) {
   form_.busy_w_per_v2ghz = p_.busy_w_per_v2ghz;
   form_.compute_w_per_v2ghz = p_.compute_w_per_v2ghz;
   form_.simt_w_per_v2ghz = p_.simt_w_per_v2ghz;
+  form_.simt_matrix_w_per_v2ghz = p_.simt_matrix_w_per_v2ghz;
   form_.memory_active_w_per_ghz = p_.memory_active_w_per_ghz;
   for (const auto f : d.core_clocks_mhz) {
     const double v = d.volts(f);

@@ -1,9 +1,12 @@
 #pragma once
 // The `cmos` power model (docs/design.md, "Models"), with fc and fm in GHz:
 //   P = const + leak·V(fc) + clock·V²·fc + mem_idle·fm            (context idle)
-//     + (u_busy·busy + u_c·compute + u_s·simt)·V²·fc + u_m·mem_active·fm  (a kernel)
+//     + (u_busy·busy + u_c·compute + u_s·simt + u_sm·simt_matrix)·V²·fc
+//     + u_m·mem_active·fm                                             (a kernel)
 // u_c: tensor-core utilisation, u_s: SIMT issue utilisation (warp instructions
-// per scheduler cycle).
+// per scheduler cycle), u_sm: FP32 FLOPs of a matrix product on the SIMT pipes
+// over the FP32 peak (its operands' traffic through shared memory and the
+// register file, beyond the issue term; docs/calibration.md).
 // Linear in the utilisations, as the governor requires.
 //
 // Its parameters are the keys of a device file's `power: {model: cmos, ...}`
@@ -20,8 +23,9 @@ struct CmosParams {
   double leak_w_per_v = 0.0;
   double clock_w_per_v2ghz = 0.0;
   double busy_w_per_v2ghz = 0.0;
-  double compute_w_per_v2ghz = 0.0;  // tensor-core work
-  double simt_w_per_v2ghz = 0.0;     // instruction issue (SIMT pipes)
+  double compute_w_per_v2ghz = 0.0;      // tensor-core work
+  double simt_w_per_v2ghz = 0.0;         // instruction issue (SIMT pipes)
+  double simt_matrix_w_per_v2ghz = 0.0;  // FP32 matrix products on the SIMT pipes
   double memory_active_w_per_ghz = 0.0;
   double memory_idle_w_per_ghz = 0.0;
   double deep_idle_w = 0.0;  // no CUDA context, clocks at their floor

@@ -115,6 +115,8 @@ std::vector<KernelCost> RooflineOverlap::prepare(const Workload& w, const Device
       pipe = static_cast<MathPipe>(p);
     }
     kc.tensor = pipe != MathPipe::simt;
+    kc.simt_matrix = !kc.tensor && (k.cls == KernelClass::gemm || k.cls == KernelClass::conv ||
+                                    k.cls == KernelClass::attention);
     kc.flops = k.work.flops * (kc.tensor ? tensor_rate_cost(pipe) : 1.0);
     // DRAM bytes as they cross the memory bus on each device.
     const double bytes = k.work.dram_bytes * (kc.tensor ? amp_capture : 1.0);

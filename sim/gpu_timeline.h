@@ -313,6 +313,7 @@ inline void add_saturating(Utilisation& acc, const Utilisation& u) {
   acc.compute = std::min(1.0, acc.compute + u.compute);
   acc.memory = std::min(1.0, acc.memory + u.memory);
   acc.simt = std::min(1.0, acc.simt + u.simt);
+  acc.simt_matrix = std::min(1.0, acc.simt_matrix + u.simt_matrix);
 }
 }  // namespace timeline_detail
 

@@ -31,6 +31,7 @@ struct RooflineForm {
   struct CoreRates {
     double tensor_flops_per_s = 0.0;  // Device::tensor_flops_per_s
     double issue_per_s = 0.0;         // Device::issue_per_s
+    double fp32_flops_per_s = 0.0;    // Device::fp32_flops_per_s
     std::int32_t mhz = 0;
   };
   struct MemoryRates {
@@ -46,7 +47,7 @@ struct RooflineForm {
     device = &d;
     core.reserve(d.core_clocks_mhz.size());
     for (const std::int32_t f : d.core_clocks_mhz)
-      core.push_back({d.tensor_flops_per_s(f), d.issue_per_s(f), f});
+      core.push_back({d.tensor_flops_per_s(f), d.issue_per_s(f), d.fp32_flops_per_s(f), f});
     memory.reserve(d.memory_clocks_mhz.size());
     for (const std::int32_t f : d.memory_clocks_mhz) memory.push_back({f, d.dram_bytes_per_s(f)});
   }
@@ -70,6 +71,11 @@ struct RooflineForm {
       return V2{core[i].tensor_flops_per_s, core[i].issue_per_s};
     return V2{device->tensor_flops_per_s(c.core_mhz), device->issue_per_s(c.core_mhz)};
   }
+  double fp32_flops_per_s(const Clocks& c) const {
+    const auto i = static_cast<std::size_t>(c.core_idx);
+    if (i < core.size() && core[i].mhz == c.core_mhz) return core[i].fp32_flops_per_s;
+    return device->fp32_flops_per_s(c.core_mhz);
+  }
   double dram_bytes_per_s(const Clocks& c) const {
     const auto i = static_cast<std::size_t>(c.memory_idx);
     if (i < memory.size() && memory[i].mhz == c.memory_mhz) return memory[i].dram_bytes_per_s;
@@ -90,6 +96,7 @@ struct RooflineForm {
     if (k.flops > 0 && k.tensor) u.compute = min1(q[0]);
     if (k.instructions > 0) u.simt = min1(q[1]);
     if (k.dram_bytes > 0) u.memory = min1(m);
+    if (k.simt_matrix && k.flops > 0) u.simt_matrix = min1(k.flops / (s * fp32_flops_per_s(c)));
     return u;
   }
 
@@ -98,8 +105,8 @@ struct RooflineForm {
   static double min1(double x) { return x < 1.0 ? x : 1.0; }
 };
 
-// `cmos`: P = idle(fc) + mem_idle·fm + V²f·(u_busy·busy + u_c·compute + u_s·simt)
-//           + u_m·mem_active·fm, the per-clock terms tabulated.
+// `cmos`: P = idle(fc) + mem_idle·fm + V²f·(u_busy·busy + u_c·compute + u_s·simt
+//           + u_sm·simt_matrix) + u_m·mem_active·fm, the per-clock terms tabulated.
 struct CmosForm {
   struct CoreTerms {
     double idle_w = 0.0;  // const + leak·V + clock·V²f
@@ -114,6 +121,7 @@ struct CmosForm {
   double busy_w_per_v2ghz = 0.0;
   double compute_w_per_v2ghz = 0.0;
   double simt_w_per_v2ghz = 0.0;
+  double simt_matrix_w_per_v2ghz = 0.0;
   double memory_active_w_per_ghz = 0.0;
 
   double power_w(const Utilisation& u, const Clocks& c) const {
@@ -121,7 +129,7 @@ struct CmosForm {
     const MemoryTerms& m = memory[static_cast<std::size_t>(c.memory_idx)];
     return t.idle_w + m.idle_w +
            t.v2f * (u.busy * busy_w_per_v2ghz + u.compute * compute_w_per_v2ghz +
-                    u.simt * simt_w_per_v2ghz) +
+                    u.simt * simt_w_per_v2ghz + u.simt_matrix * simt_matrix_w_per_v2ghz) +
            u.memory * memory_active_w_per_ghz * m.ghz;
   }
 };

@@ -34,6 +34,9 @@ struct KernelCost {
   double dram_bytes = 0.0;
   double instructions = 0.0;  // warp instructions on the SMs (Work::instructions)
   bool tensor = false;        // runs on the tensor cores (peak compute = tensor peak)
+  // A matrix product on the FP32 SIMT pipes (MathPipe::simt of a GEMM, convolution
+  // or attention kernel): its FLOPs draw the power models' `simt_matrix` term.
+  bool simt_matrix = false;
   // What share of the GPU's SMs executes the kernel, and for how long: its
   // grid's CTAs over the SM count (at most 1; 1 when the trace gives no launch
   // configuration), and, of its time, the launch and drain in which no SM of
@@ -47,13 +50,16 @@ struct KernelCost {
 // GPU's SMs execute a kernel (a kernel whose grid fills the GPU has busy 1 outside
 // its launch and drain; KernelCost::sm_share), `compute` the tensor cores run at peak, `memory`
 // DRAM runs at peak bandwidth, `simt` every warp scheduler issues an instruction each cycle (warp
-// instructions / (SMs x schedulers x clock x time)). Time-weighted averages of Utilisation are
-// valid Utilisations; power models must be linear in them (the governor relies on it).
+// instructions / (SMs x schedulers x clock x time)), `simt_matrix` the FP32 SIMT pipes run a
+// matrix product's FLOPs at their peak (FP32 FLOP/s of KernelCost::simt_matrix kernels over the
+// FP32 peak). Time-weighted averages of Utilisation are valid Utilisations; power models must be
+// linear in them (the governor relies on it).
 struct Utilisation {
   double busy = 0.0;
   double compute = 0.0;
   double memory = 0.0;
   double simt = 0.0;
+  double simt_matrix = 0.0;
 
   // Accumulating activity over an interval: adds `u` held for `w` (ns).
   void add(const Utilisation& u, double w) {
@@ -61,10 +67,12 @@ struct Utilisation {
     compute += u.compute * w;
     memory += u.memory * w;
     simt += u.simt * w;
+    simt_matrix += u.simt_matrix * w;
   }
   // The accumulation divided by the interval's length: the time-weighted average.
   Utilisation per(double interval) const {
-    return {busy / interval, compute / interval, memory / interval, simt / interval};
+    return {busy / interval, compute / interval, memory / interval, simt / interval,
+            simt_matrix / interval};
   }
 };
 

@@ -131,7 +131,7 @@ TEST(ModelForms, GiveTheOldPerCallNumbersBitForBit) {
                                    {u.simt, ou.simt}})
           ASSERT_TRUE(same(a, b));
         ASSERT_TRUE(same(u.compute, fu.compute) && same(u.memory, fu.memory) &&
-                    same(u.simt, fu.simt));
+                    same(u.simt, fu.simt) && same(u.simt_matrix, fu.simt_matrix));
         saturated += u.memory == 1.0 || u.compute == 1.0 || u.simt == 1.0;
         const double p = pow.power_w(u, c);
         ASSERT_TRUE(same(p, old_power(cp, d, u, c)));

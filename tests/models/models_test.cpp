@@ -230,6 +230,41 @@ TEST(RooflineOverlap, BusyCountsTheSmsAGridOccupiesOutsideLaunchAndDrain) {
   EXPECT_NEAR(pow.power_w(quarter, c) - pow.power_w(none, c), 0.225 * 100.38 * 1.98, 1e-6);
 }
 
+// FP32 matrix products on the SIMT pipes draw the simt_matrix term on their
+// FLOPs, on top of their instructions' issue term; a tensor GEMM and an
+// elementwise kernel with the same FLOPs do not. 64 FLOPs per FFMA warp
+// instruction: 33.45 TFLOP/s is half the H200's FP32 peak at 1980 MHz (132 SMs x
+// 256 x 1.98 GHz = 66.9 TFLOP/s), which adds 0.5 x 63.72 x 1.98 = 63.08 W.
+TEST(H200Model, SimtMatrixTermChargesFp32MatrixFlops) {
+  const Device& d = h200();
+  Workload w;
+  w.capture.device = "h200";
+  w.capture.core_mhz = 1980;
+  const double flops = 0.5 * d.fp32_flops_per_s(1980) * 100e-6;  // 100 us at half the peak
+  for (const char* name : {"ampere_sgemm_128x64_nn", "nvjet_hsh_256x128_2cta", "vectorized_mul"}) {
+    Kernel k;
+    k.cls = std::string(name).find("mul") == std::string::npos ? KernelClass::gemm
+                                                               : KernelClass::elementwise;
+    k.name_id = w.intern(name);
+    k.work.duration_ns = 100'000;
+    k.work.flops = flops;
+    w.kernels.push_back(k);
+  }
+  RooflineOverlap lat(d);
+  const auto costs = lat.prepare(w, d, d);
+  ASSERT_TRUE(costs[0].simt_matrix);
+  EXPECT_FALSE(costs[1].simt_matrix);  // tensor cores
+  EXPECT_FALSE(costs[2].simt_matrix);  // not a matrix product
+  const Clocks c = make_clocks(d, 1980, d.default_memory_mhz);
+  const Utilisation u = lat.utilisation(costs[0], c, 100'000);
+  EXPECT_NEAR(u.simt_matrix, 0.5, 1e-12);
+  EXPECT_EQ(lat.utilisation(costs[2], c, 100'000).simt_matrix, 0.0);
+  const CmosPower pow(d);
+  Utilisation without = u;
+  without.simt_matrix = 0;
+  EXPECT_NEAR(pow.power_w(u, c) - pow.power_w(without, c), 0.5 * 63.72 * 1.98, 1e-6);
+}
+
 }  // namespace
 }  // namespace dvfsim
 
@@ -253,7 +288,7 @@ TEST(H200Model, ReproducesTheStoredMicrobenchmarks) {
     sq += err * err;
     ++n;
   }
-  EXPECT_EQ(n, 23);
+  EXPECT_EQ(n, 24);
   EXPECT_LT(std::sqrt(sq / n), 3.0);
 }
 
@@ -287,6 +322,32 @@ TEST(Calibrate, RefittingTheStoredCsvGivesTheShippedCoefficients) {
               1e-3 * CmosParams::of(h200()).memory_active_w_per_ghz);
   EXPECT_NEAR(fit.idle_scale, 1.0, 1e-3);
   EXPECT_LT(fit.rms_error_pct, 5.0);
+}
+
+// The one gemm_simt row (cuBLAS SIMT SGEMM 4096^3, 675.1 W at 1980 MHz)
+// identifies simt_matrix_w_per_v2ghz alone: it is fitted to that row exactly
+// and the other coefficients are those of the fit without it. Without a
+// gemm_simt row the coefficient keeps the device file's value.
+TEST(Calibrate, TheSimtGemmRowIdentifiesTheSimtMatrixTermAlone) {
+  const auto rows = read_calibration_csv(std::string(DVFSIM_SOURCE_DIR) +
+                                         "/models/calibration/h200/measurements.csv");
+  const CalibrationFit fit = fit_power(h200(), rows);
+  ASSERT_TRUE(fit.simt_matrix_fitted);
+  EXPECT_NEAR(fit.power.simt_matrix_w_per_v2ghz, 63.72, 0.01);
+  for (const auto& e : fit.rows)
+    if (e.name == "gemm_fp32_m4096_n4096_k4096") {
+      EXPECT_NEAR(e.error_pct, 0.0, 1e-6);
+    }
+  std::vector<CalibrationRow> rest;
+  for (const auto& r : rows)
+    if (r.cls != "gemm_simt") rest.push_back(r);
+  ASSERT_EQ(rest.size() + 1, rows.size());
+  const CalibrationFit without = fit_power(h200(), rest);
+  EXPECT_FALSE(without.simt_matrix_fitted);
+  EXPECT_EQ(without.power.simt_matrix_w_per_v2ghz, CmosParams::of(h200()).simt_matrix_w_per_v2ghz);
+  EXPECT_NEAR(without.power.busy_w_per_v2ghz, fit.power.busy_w_per_v2ghz, 1e-6);
+  EXPECT_NEAR(without.power.simt_w_per_v2ghz, fit.power.simt_w_per_v2ghz, 1e-6);
+  EXPECT_NEAR(without.power.compute_w_per_v2ghz, fit.power.compute_w_per_v2ghz, 1e-6);
 }
 
 TEST(Calibrate, MeasuredInstructionsDriveTheSimtTerm) {
