@@ -38,6 +38,7 @@ from dataclasses import dataclass, asdict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import kineto_steps as steps_lib  # noqa: E402
 import nvml_readonly as nr  # noqa: E402
 
 import torch  # noqa: E402
@@ -172,95 +173,6 @@ def measure_window(step, n_steps, sampler, step_est):
     return bounds, guard, (w0, w1)
 
 
-def step_index_at(bounds, t):
-    """Fractional number of steps completed at host time t."""
-    if t <= bounds[0]:
-        return 0.0
-    for i in range(len(bounds) - 1):
-        if t <= bounds[i + 1]:
-            return i + (t - bounds[i]) / (bounds[i + 1] - bounds[i])
-    return float(len(bounds) - 1)
-
-
-def energy_of(rows, bounds, i0, i1):
-    ticks = nr.energy_ticks(rows)
-    ta, tb = bounds[i0], bounds[i1]
-    ea, eb = nr.interp_energy(ticks, ta), nr.interp_energy(ticks, tb)
-    if ea is None or eb is None:
-        raise RuntimeError("energy counter has no ticks around the window")
-    return {"t0": ta, "t1": tb, "dt_s": tb - ta, "steps": i1 - i0,
-            "energy_mJ": int(round(eb - ea))}
-
-
-def tick_crosscheck(rows, bounds, i0, i1):
-    ticks = nr.energy_ticks(rows)
-    w = nr.tick_window(ticks, bounds[i0], bounds[i1])
-    if w is None:
-        return None
-    (ta, ea, ua), (tb, eb, ub) = w
-    steps = step_index_at(bounds, tb) - step_index_at(bounds, ta)
-    return {"t0": ta, "t1": tb, "dt_s": tb - ta, "steps_fractional": steps,
-            "energy_mJ": eb - ea, "edge_uncert_s": ua + ub,
-            "energy_per_step_j": (eb - ea) / 1e3 / steps if steps > 0 else None}
-
-
-def profile_steps(step, n_active, path):
-    """Profile n_active steps (after one untraced profiler warm-up step)."""
-    from torch.profiler import profile, schedule, ProfilerActivity
-    sched = schedule(wait=0, warmup=1, active=n_active, repeat=1)
-    done = {}
-
-    def on_ready(p):
-        p.export_chrome_trace(path)
-        done["ok"] = True
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
-                 record_shapes=True, schedule=sched, on_trace_ready=on_ready) as prof:
-        for i in range(1 + n_active):
-            step()
-            if i in (0, n_active):
-                # i == 0: the untraced warm-up step drains before tracing
-                # starts, so no orphan kernels lead the trace; i == n_active:
-                # every kernel of the last traced step lands in the trace.
-                torch.cuda.synchronize()
-            prof.step()
-    if not done:
-        raise RuntimeError("profiler produced no trace")
-
-
-def trace_stats(path):
-    """Kernels per ProfilerStep (joined launch -> kernel through correlation)."""
-    with open(path) as f:
-        ev = json.load(f)["traceEvents"]
-    steps = sorted((e for e in ev if e.get("cat") == "user_annotation"
-                    and str(e.get("name", "")).startswith("ProfilerStep#")),
-                   key=lambda e: e["ts"])
-    launches = [e for e in ev if e.get("cat") in ("cuda_runtime", "cuda_driver")
-                and "correlation" in e.get("args", {})]
-    gpu = [e for e in ev if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
-    corr_step = {}
-    for e in launches:
-        for j, s in enumerate(steps):
-            if s["ts"] <= e["ts"] <= s["ts"] + s["dur"]:
-                corr_step[e["args"]["correlation"]] = j
-                break
-    out = []
-    for j, s in enumerate(steps):
-        mine = [g for g in gpu if corr_step.get(g.get("args", {}).get("correlation")) == j]
-        k = [g for g in mine if g["cat"] == "kernel"]
-        out.append({
-            "name": s["name"], "cpu_ms": s["dur"] / 1e3,
-            "kernels": len(k),
-            "memcpy": sum(1 for g in mine if g["cat"] == "gpu_memcpy"),
-            "memset": sum(1 for g in mine if g["cat"] == "gpu_memset"),
-            "gpu_busy_ms": sum(g["dur"] for g in mine) / 1e3,
-            "gpu_span_ms": ((max(g["ts"] + g["dur"] for g in mine) - min(g["ts"] for g in mine)) / 1e3
-                            if mine else 0.0),
-        })
-    return {"steps": out, "kernels_total": sum(1 for g in gpu if g["cat"] == "kernel"),
-            "unattributed_gpu_events": sum(1 for g in gpu
-                                           if g.get("args", {}).get("correlation") not in corr_step)}
-
-
 def main():
     ap = argparse.ArgumentParser(description="GPT-3 family trace capture + NVML energy (read-only)")
     ap.add_argument("--preset", choices=sorted(PRESETS), default="xl")
@@ -311,10 +223,10 @@ def main():
     time.sleep(0.25)                       # let the counter tick past the last step
     rows = sampler.snapshot()
     i0, i1 = guard, guard + args.steps
-    win = energy_of(rows, bounds, i0, i1)
+    win = nr.energy_of(rows, bounds, i0, i1)
     half = guard + args.steps // 2
-    sub = [energy_of(rows, bounds, i0, half), energy_of(rows, bounds, half, i1)]
-    cross = tick_crosscheck(rows, bounds, i0, i1)
+    sub = [nr.energy_of(rows, bounds, i0, half), nr.energy_of(rows, bounds, half, i1)]
+    cross = nr.tick_crosscheck(rows, bounds, i0, i1)
     sm = nr.weighted_stats(rows, nr.SM, win["t0"], win["t1"])
     pin = nr.weighted_stats(rows, nr.PINST, win["t0"], win["t1"])
     temp = nr.weighted_stats(rows, nr.TEMP, win["t0"], win["t1"])
@@ -324,9 +236,9 @@ def main():
     sampler.phase = "profile"
     fd, raw = tempfile.mkstemp(suffix=".json")
     os.close(fd)
-    profile_steps(step, args.profile_steps, raw)
+    steps_lib.profile_steps(step, args.profile_steps, raw)
     sampler.phase = "export"
-    stats = trace_stats(raw)
+    stats = steps_lib.trace_stats(raw)
     kpath = os.path.join(args.out, f"{tag}.kineto.json.gz")
     with open(raw, "rb") as f, gzip.open(kpath, "wb", compresslevel=6) as g:
         shutil.copyfileobj(f, g)

@@ -71,6 +71,7 @@ import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 import capture_gpt3 as g3  # noqa: E402
+import kineto_steps as steps_lib  # noqa: E402
 import nvml_readonly as nr  # noqa: E402
 
 
@@ -300,10 +301,10 @@ def worker(rank, args):
     reasons = 0
     if measures:
         rows = sampler.snapshot()
-        win = g3.energy_of(rows, bounds, i0, i1)
+        win = nr.energy_of(rows, bounds, i0, i1)
         half = guard + n_win // 2
-        sub = [g3.energy_of(rows, bounds, i0, half), g3.energy_of(rows, bounds, half, i1)]
-        cross = g3.tick_crosscheck(rows, bounds, i0, i1)
+        sub = [nr.energy_of(rows, bounds, i0, half), nr.energy_of(rows, bounds, half, i1)]
+        cross = nr.tick_crosscheck(rows, bounds, i0, i1)
         sm = nr.weighted_stats(rows, nr.SM, win["t0"], win["t1"])
         pin = nr.weighted_stats(rows, nr.PINST, win["t0"], win["t1"])
         temp = nr.weighted_stats(rows, nr.TEMP, win["t0"], win["t1"])
@@ -314,9 +315,9 @@ def worker(rank, args):
     dist.barrier()
     fd, raw = tempfile.mkstemp(suffix=f".rank{rank}.json")
     os.close(fd)
-    g3.profile_steps(iteration, args.profile_steps, raw)
+    steps_lib.profile_steps(iteration, args.profile_steps, raw)
     sampler.phase = "export"
-    stats = g3.trace_stats(raw)
+    stats = steps_lib.trace_stats(raw)
     tag = args.tag
     kpath = os.path.join(args.out, f"{tag}.rank{rank}.kineto.json.gz")
     with open(raw, "rb") as f, gzip.open(kpath, "wb", compresslevel=6) as gz:

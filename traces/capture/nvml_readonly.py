@@ -245,6 +245,42 @@ def interp_energy(ticks, t):
     return e0 + (e1 - e0) * (t - t0) / (t1 - t0)
 
 
+def step_index_at(bounds, t):
+    """Fractional number of steps completed at host time t (bounds: the
+    n+1 step boundaries)."""
+    if t <= bounds[0]:
+        return 0.0
+    for i in range(len(bounds) - 1):
+        if t <= bounds[i + 1]:
+            return i + (t - bounds[i]) / (bounds[i + 1] - bounds[i])
+    return float(len(bounds) - 1)
+
+
+def energy_of(rows, bounds, i0, i1):
+    """Energy of steps i0..i1 (the counter interpolated at their boundaries)."""
+    ticks = energy_ticks(rows)
+    ta, tb = bounds[i0], bounds[i1]
+    ea, eb = interp_energy(ticks, ta), interp_energy(ticks, tb)
+    if ea is None or eb is None:
+        raise RuntimeError("energy counter has no ticks around the window")
+    return {"t0": ta, "t1": tb, "dt_s": tb - ta, "steps": i1 - i0,
+            "energy_mJ": int(round(eb - ea))}
+
+
+def tick_crosscheck(rows, bounds, i0, i1):
+    """Tick to tick inside the window, no interpolation: the energy between
+    the first and last counter tick over the fractional steps between them."""
+    ticks = energy_ticks(rows)
+    w = tick_window(ticks, bounds[i0], bounds[i1])
+    if w is None:
+        return None
+    (ta, ea, ua), (tb, eb, ub) = w
+    steps = step_index_at(bounds, tb) - step_index_at(bounds, ta)
+    return {"t0": ta, "t1": tb, "dt_s": tb - ta, "steps_fractional": steps,
+            "energy_mJ": eb - ea, "edge_uncert_s": ua + ub,
+            "energy_per_step_j": (eb - ea) / 1e3 / steps if steps > 0 else None}
+
+
 def _segments(rows, col, ta, tb):
     """(value, weight) pairs: each sample's value holds until the next sample."""
     segs = []

@@ -35,7 +35,8 @@ import subprocess
 import sys
 import tempfile
 
-GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kineto_steps  # noqa: E402
 
 
 def fail(msg):
@@ -78,27 +79,16 @@ def rank_iterations(path):
     """Per profiled iteration of one rank's Kineto trace: busy, comm and span
     (s) and kernel counts; GPU events are given to the iteration whose
     ProfilerStep range holds their launch (correlation id)."""
-    ev = load_json(path).get("traceEvents")
-    if not isinstance(ev, list):
-        fail(f"{path}: no traceEvents list")
-    steps = sorted((e for e in ev if e.get("cat") == "user_annotation"
-                    and str(e.get("name", "")).startswith("ProfilerStep#")),
-                   key=lambda e: e["ts"])
+    try:
+        ev = kineto_steps.load_events(path)
+    except FileNotFoundError:
+        fail(f"{path}: no such file")
+    except (OSError, ValueError) as e:
+        fail(f"{path}: not a readable Chrome trace ({e})")
+    steps = kineto_steps.profiler_steps(ev)
     if not steps:
         fail(f"{path}: no ProfilerStep# ranges (was it written by capture_pipeline.py?)")
-    launch_step = {}
-    for e in ev:
-        if e.get("cat") in ("cuda_runtime", "cuda_driver") and "correlation" in e.get("args", {}):
-            for j, s in enumerate(steps):
-                if s["ts"] <= e["ts"] <= s["ts"] + s["dur"]:
-                    launch_step[e["args"]["correlation"]] = j
-                    break
-    per = [[] for _ in steps]
-    for e in ev:
-        if e.get("cat") in GPU_CATS:
-            j = launch_step.get(e.get("args", {}).get("correlation"))
-            if j is not None:
-                per[j].append(e)
+    per, _ = kineto_steps.gpu_events_by_step(ev, steps)
     out = []
     for j, mine in enumerate(per):
         if not mine:
