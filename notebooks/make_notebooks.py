@@ -587,11 +587,12 @@ NOTEBOOKS["05-validation.ipynb"] = notebook([
     energy-counter windows of unprofiled steps; the replay uses the two
     profiled steps of each trace. The launch-bound captures (small-batch
     training, KV-cache decode, MoE) are those the correction moves; the
-    remaining misses are the fp32 encoder (−12 % energy: power per SIMT-GEMM
-    instruction under-predicted), the CUDA-graph replay (+12 % energy, −6 %
-    time: the device-side gaps between its kernels are not replayed) and the
-    launch-bound energies (+8 to +18 %); see docs/validation.md. The table
-    is `figures/05-validation.csv`.
+    remaining misses are the CUDA-graph replay's time (−6 %: the
+    device-side gaps between its kernels are not replayed) and the energy of
+    two launch-bound steps, GPT-3 medium (12-01, +12 %) and MoE (+11 %); the
+    fp32 encoder's SIMT GEMMs draw the `simt_matrix` term (+0.6 % energy,
+    −11 % without it); see docs/validation.md. The table is
+    `figures/05-validation.csv`.
     """),
 ])
 
