@@ -290,9 +290,14 @@ Simulation simulate(const RunSpec& spec, RunCache* cache) {
     shared = std::make_shared<const Prepared>(prepare_run(spec, settings, policy_settings, sim));
   }
   const Prepared& p = *shared;
-  const plan::PlanMemo::Scope memo(cache ? &cache->plans() : nullptr);
   const PolicyInfo& info = find_policy(spec.policy);
   const Device& d = sim.target->device;
+  // A run on its own remembers its plans too: latency-aware asks for the
+  // per-kernel knapsack of one input twice (followed early, and at each
+  // kernel's start), and plans are deterministic (plan::PlanMemo).
+  plan::PlanMemo run_memo;
+  if (!cache) run_memo.admit({&p.target->device, p.latency.get(), p.power.get(), p.governor.get()});
+  const plan::PlanMemo::Scope memo(cache ? &cache->plans() : &run_memo);
   if (!spec.baseline.empty() && spec.baseline != "none") {
     find_policy(spec.baseline);
     sim.baseline = cache ? cache->baseline(shared, spec.baseline, sim.engine)

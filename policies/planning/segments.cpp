@@ -48,7 +48,6 @@ struct Dp {
   std::vector<double> gap;  // per position
   double lmin_ns = 0;
   StallCharge stall;
-  const Device* dev = nullptr;
 
   // Position-major ((n + 1) x P): prefix sums of energy, time, time + gaps.
   std::vector<double> SE, ST;
@@ -81,19 +80,29 @@ struct Dp {
         lim[b * P + j] = static_cast<std::int32_t>(a);
       }
     }
+    // The candidates' memory and core clocks numbered densely in order of
+    // first appearance (a few of each, not the device's every clock), so that
+    // each position's minima per clock reset only the clocks in use.
     mem_of.resize(P);
     core_of.resize(P);
+    std::vector<std::int32_t> mems, cores;
+    auto dense = [](std::vector<std::int32_t>& seen, std::int32_t v) {
+      const auto it = std::find(seen.begin(), seen.end(), v);
+      if (it != seen.end()) return static_cast<std::int32_t>(it - seen.begin());
+      seen.push_back(v);
+      return static_cast<std::int32_t>(seen.size() - 1);
+    };
     for (std::size_t j = 0; j < P; ++j) {
       const Clocks& c = grid->pairs[static_cast<std::size_t>(cand[j])];
-      mem_of[j] = c.memory_idx;
-      core_of[j] = c.core_idx;
+      mem_of[j] = dense(mems, c.memory_idx);
+      core_of[j] = dense(cores, c.core_idx);
     }
     f.assign((n + 1) * P, kInf);
     g.assign((n + 1) * P, kInf);
     arg_a.assign((n + 1) * P, 0);
     arg_q.assign((n + 1) * P, -1);
-    bm.assign(dev->memory_clocks_mhz.size(), kInf);
-    bc.assign(dev->core_clocks_mhz.size(), kInf);
+    bm.assign(mems.size(), kInf);
+    bc.assign(cores.size(), kInf);
     am.assign(bm.size(), 0);
     ac.assign(bc.size(), 0);
   }
@@ -390,7 +399,6 @@ SegmentPlan plan_segments(const SegmentPlanInput& in, const Emulation& em0) {
     for (int round = 0; round < kSegmentRounds && !mode_pruned; ++round) {
       Dp dp;
       dp.grid = &grid;
-      dp.dev = &d;
       dp.lmin_ns = mode.lmin;
       dp.stall = {mode.stall, idle_power_w(*in.gpu.power, def)};
       dp.gap.resize(n);
