@@ -396,7 +396,33 @@ SegmentPlan plan_segments(const SegmentPlanInput& in, const Emulation& em0) {
     std::vector<std::vector<std::int32_t>> caps = caps0;
     double tighten = in.extra_tighten_ns;
     bool mode_pruned = false;
+    // A round whose DP met its budget at no multiplier tried, and whose plan
+    // missed the budget in emulation without lowering a cap, is repeated by
+    // the next round: the same tables and a tighter budget, which every
+    // multiplier tried misses too, so the next round's search tries the same
+    // multipliers and returns the same plan, with the same emulation. Only
+    // its dual bound (after kPruneSteps, for pruning) depends on the budget:
+    // it is recomputed from the multipliers tried and their Lagrangians.
+    struct Tried {
+      double lambda, lagr;
+    };
+    bool repeats = false;
+    double lo_lagr = 0, hi_lambda = 0, hi_lagr = 0, repeat_overshoot = 0;
+    std::vector<Tried> tried;
     for (int round = 0; round < kSegmentRounds && !mode_pruned; ++round) {
+      if (repeats) {
+        ++rounds;
+        const double kb = budget - gaps - tighten;
+        double dual = std::max(lo_lagr, hi_lagr - hi_lambda * kb);
+        for (const Tried& t : tried) dual = std::max(dual, t.lagr - t.lambda * kb);
+        if (have && dual > best_dp_energy * (1 + kPruneTolerance)) {
+          ++pruned;
+          mode_pruned = true;
+          break;
+        }
+        tighten += tightening_ns(repeat_overshoot, budget);
+        continue;
+      }
       Dp dp;
       dp.grid = &grid;
       dp.lmin_ns = mode.lmin;
@@ -411,6 +437,8 @@ SegmentPlan plan_segments(const SegmentPlanInput& in, const Emulation& em0) {
       DpResult sol;
       double dual = -kInf, lam = 0;
       int iters = 0;
+      bool dp_met = true;  // some multiplier tried met the DP's budget
+      tried.clear();
       if (in.objective.kind == ObjectiveKind::waste) {
         const double kb = budget - gaps - tighten;
         DpResult lo = dp.run(0.0);
@@ -426,10 +454,19 @@ SegmentPlan plan_segments(const SegmentPlanInput& in, const Emulation& em0) {
           }
           double l = 0;
           dual = std::max(lo.lagr, hr.lagr - hi * kb);
-          auto eval = [&](double lambda) { return dp.run(lambda); };
+          lo_lagr = lo.lagr;
+          hi_lambda = hi;
+          hi_lagr = hr.lagr;
+          bool record = true;
+          auto eval = [&](double lambda) {
+            DpResult r = dp.run(lambda);
+            if (record) tried.push_back({lambda, r.lagr});
+            return r;
+          };
           auto feasible_at = [&](const DpResult& r) { hr = r; };
           iters = bisect_multiplier(l, hi, kb, dual, kPruneSteps, kBisectionTolerance, eval,
                                     feasible_at);
+          record = false;
           // No plan of this mode can use less (modelled) energy than the
           // dual bound: a mode whose bound is above the best plan's
           // energy so far is not solved further.
@@ -442,6 +479,7 @@ SegmentPlan plan_segments(const SegmentPlanInput& in, const Emulation& em0) {
                                      eval, feasible_at);
           sol = hr;
           lam = hi;
+          dp_met = hr.time <= kb;
         }
       } else {
         // energy / edp / ed2p: scan lambda, keep the best score.
@@ -500,6 +538,8 @@ SegmentPlan plan_segments(const SegmentPlanInput& in, const Emulation& em0) {
         // A miss the lower caps explain is re-solved with them first; one
         // they do not explain tightens the budget by the overshoot.
         if (!lowered) tighten += tightening_ns(em.time_ns - budget, budget);
+        repeats = !dp_met && !changed;
+        repeat_overshoot = em.time_ns - budget;
       }
     }
   }
