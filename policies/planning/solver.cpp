@@ -108,7 +108,9 @@ void row_hulls(const Grid& g, const double* time_ns, const double* energy_j, Mod
   std::size_t columns = 0;
   for (std::size_t m = 0; m + 1 < mb.size(); ++m) columns += mb[m + 1] > mb[m];
   out.resize(1 + columns);
-  std::vector<Pt> col, colh, all, merged;
+  // Scratch kept between calls (one row's hulls per distinct table row).
+  thread_local std::vector<Pt> col, colh, all, merged;
+  all.clear();
   std::size_t c = 0;
   for (std::size_t m = 0; m + 1 < mb.size(); ++m) {
     if (mb[m + 1] == mb[m]) continue;
@@ -127,34 +129,45 @@ void row_hulls(const Grid& g, const double* time_ns, const double* energy_j, Mod
     // decreasing energy: lower_hulls with its mask sorts and chains it again
     // to the same vertices.
     auto& fixed = out[1 + c++];
-    fixed.clear();
-    for (const Pt& pt : colh) fixed.push_back({pt.t, pt.e, pt.p});
+    fixed.resize(colh.size());
+    for (std::size_t k = 0; k < colh.size(); ++k) fixed[k] = {colh[k].t, colh[k].e, colh[k].p};
   }
   chain(all, merged);
-  out[0].clear();
-  for (const Pt& pt : merged) out[0].push_back({pt.t, pt.e, pt.p});
+  out[0].resize(merged.size());
+  for (std::size_t k = 0; k < merged.size(); ++k)
+    out[0][k] = {merged[k].t, merged[k].e, merged[k].p};
 }
 
 Hulls hulls_of_mode(const Grid& g, const std::vector<const ModeChains*>& items, std::size_t mode) {
   Hulls h;
+  h.begin.resize(items.size() + 1);
   std::size_t vertices = 0;
-  for (const ModeChains* c : items) vertices += (*c)[mode].size();
-  h.pair.reserve(vertices);
-  h.t.reserve(vertices);
-  h.e.reserve(vertices);
-  h.begin.reserve(items.size() + 1);
-  h.begin.push_back(0);
-  for (const ModeChains* c : items) {
-    for (const HullVertex& v : (*c)[mode]) {
-      h.pair.push_back(v.pair);
-      h.t.push_back(v.t);
-      h.e.push_back(v.e);
-    }
-    h.begin.push_back(static_cast<std::uint32_t>(h.pair.size()));
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    h.begin[i] = static_cast<std::uint32_t>(vertices);
+    vertices += (*items[i])[mode].size();
   }
+  h.begin[items.size()] = static_cast<std::uint32_t>(vertices);
+  h.pair.resize(vertices);
+  h.t.resize(vertices);
+  h.e.resize(vertices);
+  std::int32_t* pair = h.pair.data();
+  double* t = h.t.data();
+  double* e = h.e.data();
+  for (const ModeChains* c : items)
+    for (const HullVertex& v : (*c)[mode]) {
+      *pair++ = v.pair;
+      *t++ = v.t;
+      *e++ = v.e;
+    }
   if (mode > 0) {
-    const std::vector<MemoryMask> masks = memory_masks(g);
-    h.allowed = masks[mode - 1].allowed;
+    // The mode's memory clock: the (mode - 1)-th with supported pairs.
+    const auto& mb = g.mem_begin;
+    h.allowed.assign(g.pairs.size(), 0);
+    std::size_t k = 0;
+    for (std::size_t m = 0; m + 1 < mb.size(); ++m) {
+      if (mb[m + 1] == mb[m]) continue;
+      if (++k == mode) std::fill(h.allowed.begin() + mb[m], h.allowed.begin() + mb[m + 1], 1);
+    }
   }
   return h;
 }

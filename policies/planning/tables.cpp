@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <tuple>
 
@@ -129,15 +130,33 @@ TableCache::TableCache(const Device& d, const LatencyModel& lat, const PowerMode
                        const TableOptions& opt)
     : lat_(lat), pow_(pow), opt_(opt), grid_(make_grid(d)), idle_(idle_row(grid_, pow)) {}
 
+template <std::size_t N>
+std::size_t TableCache::KeyHash::operator()(const std::array<double, N>& k) const {
+  std::uint64_t h = 0x9e3779b97f4a7c15ULL;
+  for (const double x : k) {
+    std::uint64_t b;
+    const double v = x + 0.0;  // -0 as 0 (they compare equal)
+    std::memcpy(&b, &v, sizeof b);
+    h ^= b + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  }
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  return static_cast<std::size_t>(h);
+}
+
 TableCache::Row TableCache::row(const ItemSpec& it) {
   const KernelCost& k = it.cost;
-  const std::array<double, 7> mkey{k.fixed_ns,   k.compute_ns_mhz, k.memory_ns_mhz,     k.flops,
-                                   k.dram_bytes, k.instructions,   k.tensor ? 1.0 : 0.0};
+  // Every field of the cost (sm_share and drain_ns: the busy power term).
+  const std::array<double, 9> mkey{k.fixed_ns, k.compute_ns_mhz,     k.memory_ns_mhz,
+                                   k.flops,    k.dram_bytes,         k.instructions,
+                                   k.sm_share, k.tensor ? 1.0 : 0.0, k.drain_ns};
   auto [mi, mfresh] = models_index_.emplace(mkey, models_.size());
   if (mfresh) models_.push_back(model_row(grid_, lat_, pow_, k));
-  auto [ri, rfresh] = rows_index_.emplace(
-      std::make_tuple(mi->second, it.time_scale, it.gap_ns, it.max_core_mhz, it.floor_ns),
-      rows_t_.size());
+  // Exact in a double: the model index and the cap are integers far below 2^53.
+  const std::array<double, 5> rkey{static_cast<double>(mi->second), it.time_scale, it.gap_ns,
+                                   static_cast<double>(it.max_core_mhz), it.floor_ns};
+  auto [ri, rfresh] = rows_index_.emplace(rkey, rows_t_.size());
   const std::size_t slot = ri->second;
   if (rfresh) {
     rows_t_.emplace_back(grid_.pairs.size());

@@ -11,6 +11,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/models.h"
@@ -126,9 +127,15 @@ class TableCache {
   TableOptions opt_;
   Grid grid_;
   std::vector<double> idle_;
-  std::map<std::array<double, 7>, std::size_t> models_index_;
+  // Keys hashed by the bits of their numbers (-0 as 0), compared by value.
+  struct KeyHash {
+    template <std::size_t N>
+    std::size_t operator()(const std::array<double, N>& k) const;
+  };
+  std::unordered_map<std::array<double, 9>, std::size_t, KeyHash> models_index_;
   std::vector<ModelRow> models_;
-  std::map<std::tuple<std::size_t, double, double, std::int32_t, double>, std::size_t> rows_index_;
+  // (model, time scale, gap, cap, floor)
+  std::unordered_map<std::array<double, 5>, std::size_t, KeyHash> rows_index_;
   std::vector<std::vector<double>> rows_t_, rows_e_;
 };
 
