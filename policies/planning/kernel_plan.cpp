@@ -408,8 +408,8 @@ PlanMemo::Key PlanMemo::key(const KernelPlanInput& in) {
   for (const ItemSpec& it : in.kernels) {
     const KernelCost& k = it.cost;
     blob << k.fixed_ns << k.compute_ns_mhz << k.memory_ns_mhz << k.flops << k.dram_bytes
-         << k.instructions << k.tensor << it.time_scale << it.gap_ns << it.floor_ns
-         << it.max_core_mhz << it.count;
+         << k.instructions << k.tensor << k.sm_share << k.drain_ns << it.time_scale << it.gap_ns
+         << it.floor_ns << it.max_core_mhz << it.count;
   }
   for (const std::uint32_t g : in.group_of_kernel) blob << g;
   KeyBytes rest;
@@ -424,37 +424,36 @@ PlanMemo::Key PlanMemo::key(const KernelPlanInput& in) {
   return {it->second, std::move(rest.s)};
 }
 
+template <class V>
+std::shared_ptr<V> PlanMemo::find_in(std::map<Key, std::shared_ptr<V>>& map, const Key& k) {
+  const std::lock_guard<std::mutex> lock(m_);
+  const auto it = map.find(k);
+  if (it == map.end()) {
+    ++misses_;
+    return nullptr;
+  }
+  ++hits_;
+  return it->second;
+}
+
+template <class V>
+void PlanMemo::insert_in(std::map<Key, std::shared_ptr<V>>& map, const Key& k,
+                         std::shared_ptr<V> value) {
+  const std::lock_guard<std::mutex> lock(m_);
+  if (map.size() < kMaxPlans) map.emplace(k, std::move(value));
+}
+
 std::shared_ptr<const KernelPlan> PlanMemo::find(const Key& k) {
-  const std::lock_guard<std::mutex> lock(m_);
-  const auto it = plans_.find(k);
-  if (it == plans_.end()) {
-    ++misses_;
-    return nullptr;
-  }
-  ++hits_;
-  return it->second;
+  return find_in(plans_, k);
 }
-
 void PlanMemo::insert(const Key& k, KernelPlan plan) {
-  const std::lock_guard<std::mutex> lock(m_);
-  if (plans_.size() < kMaxPlans)
-    plans_.emplace(k, std::make_shared<const KernelPlan>(std::move(plan)));
+  insert_in(plans_, k, std::make_shared<const KernelPlan>(std::move(plan)));
 }
-
 std::shared_ptr<const void> PlanMemo::find_other(const Key& k) {
-  const std::lock_guard<std::mutex> lock(m_);
-  const auto it = others_.find(k);
-  if (it == others_.end()) {
-    ++misses_;
-    return nullptr;
-  }
-  ++hits_;
-  return it->second;
+  return find_in(others_, k);
 }
-
 void PlanMemo::insert_other(const Key& k, std::shared_ptr<const void> value) {
-  const std::lock_guard<std::mutex> lock(m_);
-  if (others_.size() < kMaxPlans) others_.emplace(k, std::move(value));
+  insert_in(others_, k, std::move(value));
 }
 
 KernelPlan plan_kernels(const KernelPlanInput& in) {

@@ -199,6 +199,11 @@ class PlanMemo {
   // Plans kept at most (about 100 KB each on the shipped trace); later ones
   // are computed every time.
   static constexpr std::size_t kMaxPlans = 4096;
+  // find and insert, over either map.
+  template <class V>
+  std::shared_ptr<V> find_in(std::map<Key, std::shared_ptr<V>>& map, const Key& k);
+  template <class V>
+  void insert_in(std::map<Key, std::shared_ptr<V>>& map, const Key& k, std::shared_ptr<V> value);
   mutable std::mutex m_;
   std::set<std::tuple<const void*, const void*, const void*, const void*>> admitted_;
   std::map<std::string, std::uint32_t> blobs_;
