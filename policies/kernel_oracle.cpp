@@ -37,6 +37,8 @@ class KernelOracle final : public Policy {
     // under the baseline, and each kernel's pair is requested when it starts.
     const std::size_t n = ctx.workload().kernels.size();
     plan::KernelPlanInput in = plan::whole_run_input(ctx);
+    plan::PlanCache cache(in.gpu);  // rows and hulls shared by the re-plans
+    in.cache = &cache;
     in.plan.objective = objective_;
     in.plan.aggregation = aggregation_;
     in.plan.memory = memory_;

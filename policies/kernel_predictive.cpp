@@ -34,6 +34,8 @@ class KernelPredictive final : public plan::LearnThenFollow {
     const Device& d = ctx.device();
     plan::KernelPlanInput in;
     in.gpu = plan::gpu_model(ctx);
+    plan::PlanCache cache(in.gpu);  // rows and hulls shared by the re-plans
+    in.cache = &cache;
     in.kernels = plan::items_from(seq, host_slack_);
     // The firmware now: the cap is the effective core clock when it is below
     // the default clock (the policy has not set any clocks yet).

@@ -60,6 +60,8 @@ class LatencyAware final : public plan::LearnThenFollow {
     const std::size_t n = seq.size();
     plan::SegmentPlanInput in;
     in.gpu = plan::gpu_model(ctx);
+    plan::PlanCache cache(in.gpu);  // rows and hulls shared by every candidate's plans
+    in.cache = &cache;
     in.kernels = plan::items_from(seq, host_slack_);
     in.start.cap_mhz = std::min(ctx.effective().core_mhz, d.max_core_mhz());
     in.start.from = ctx.effective();
@@ -121,6 +123,7 @@ class LatencyAware final : public plan::LearnThenFollow {
     kin.plan.objective = objective_;
     kin.plan.cyclic = true;
     kin.plan.policy = "latency-aware";
+    kin.cache = &cache;
     auto knapsack = [&](plan::KernelPlanInput k) {
       return [&, k](double tighten) mutable {
         k.extra_tighten_ns = tighten + margin * em0.time_ns;

@@ -83,7 +83,9 @@ class LatencyOracle final : public Policy {
     const Device& d = ctx.device();
     const std::size_t n = ctx.workload().kernels.size();
     if (n == 0) return;
-    const plan::KernelPlanInput whole = plan::whole_run_input(ctx);
+    plan::KernelPlanInput whole = plan::whole_run_input(ctx);
+    plan::PlanCache cache(whole.gpu);  // rows and hulls shared by every candidate's plans
+    whole.cache = &cache;
     const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
     const RunResult* base = ctx.baseline();
     const RunResult ref_run = base ? RunResult{} : plan::replay_plan(ctx, nullptr);
@@ -124,6 +126,7 @@ class LatencyOracle final : public Policy {
     // 1. Segment DP on the whole run at this latency.
     plan::SegmentPlanInput sin;
     sin.gpu = whole.gpu;
+    sin.cache = &cache;
     sin.kernels = whole.kernels;
     for (std::size_t i = 0; i < n; ++i) sin.kernels[i].max_core_mhz = em0.cap_mhz[i];
     sin.start = whole.start;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <optional>
 #include <type_traits>
 
 #include "sim/error.h"
@@ -240,10 +241,12 @@ KernelPlan compute_plan(const KernelPlanInput& in) {
   std::vector<std::int32_t> caps = em0.cap_mhz;
   double tighten = in.extra_tighten_ns;
   std::vector<ItemSpec> items = in.kernels;
-  // Rows, and each distinct item's hulls, reused across rounds: a round
-  // changes the caps of some kernels only.
-  TableCache cache(d, *in.gpu.latency, *in.gpu.power, default_table_options(d));
-  std::vector<std::unique_ptr<ModeChains>> chains;
+  // Rows, and each distinct item's hulls, reused across rounds (a round
+  // changes the caps of some kernels only) and, with the caller's cache,
+  // across plans.
+  std::optional<PlanCache> own;
+  PlanCache& pc = in.cache && in.cache->serves(in.gpu) ? *in.cache : own.emplace(in.gpu);
+  TableCache& cache = pc.tables();
   // The rounds' starting states (caps, tightening), to stop when one repeats.
   std::map<std::pair<std::vector<std::int32_t>, double>, int> seen;
   int rounds = 0, since_better = 0;
@@ -284,15 +287,7 @@ KernelPlan compute_plan(const KernelPlanInput& in) {
       p.sequence = g.item_of;
       if (p.aggregation == Aggregation::global) {
         std::vector<const ModeChains*> item_chains(g.items.size());
-        for (std::size_t i = 0; i < g.items.size(); ++i) {
-          const TableCache::Row& row = rows[i];
-          if (chains.size() <= row.slot) chains.resize(row.slot + 1);
-          if (!chains[row.slot]) {
-            chains[row.slot] = std::make_unique<ModeChains>();
-            row_hulls(tb.grid, row.time_ns, row.energy_j, *chains[row.slot]);
-          }
-          item_chains[i] = chains[row.slot].get();
-        }
+        for (std::size_t i = 0; i < g.items.size(); ++i) item_chains[i] = &pc.chains(rows[i]);
         const std::size_t modes = 1 + memory_clock_count(tb.grid);
         for (std::size_t m = 0; m < modes; ++m)
           hulls.push_back(hulls_of_mode(tb.grid, item_chains, m));

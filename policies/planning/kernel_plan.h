@@ -132,6 +132,9 @@ struct KernelPlanInput {
   int rounds = kCapRounds;              // at most
   int plateau_rounds = kPlateauRounds;  // rounds without a better plan before it stops
   double extra_tighten_ns = 0.0;        // taken off the knapsack budget from the start
+  // Optional: rows and hulls shared with the caller's other plans of these
+  // models (no part of the plan's input: the plan is the same without it).
+  PlanCache* cache = nullptr;
 };
 struct KernelPlan {
   std::vector<Clocks> pairs;        // per kernel

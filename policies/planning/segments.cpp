@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "policies/planning/kernel_plan.h"
 #include "policies/planning/lagrangian.h"
@@ -306,7 +307,9 @@ SegmentPlan plan_segments(const SegmentPlanInput& in, const Emulation& em0) {
   double best_dp_energy = kInf;
   int pruned = 0;
   // Rows reused across modes and rounds: a round changes some kernels' caps.
-  TableCache cache(d, *in.gpu.latency, *in.gpu.power, default_table_options(d));
+  std::optional<PlanCache> own;
+  PlanCache& pc = in.cache && in.cache->serves(in.gpu) ? *in.cache : own.emplace(in.gpu);
+  TableCache& cache = pc.tables();
   const Grid& grid = cache.grid();
   // Modes: memory held at each clock (core switches only), or free.
   struct Mode {
@@ -359,17 +362,8 @@ SegmentPlan plan_segments(const SegmentPlanInput& in, const Emulation& em0) {
     for (auto q = grid.mem_begin[m]; q < grid.mem_begin[m + 1]; ++q) mem_of_pair[q] = m;
   // The kernels' hulls in every mode, for the choice of candidates: one
   // chain set per distinct table row (at the caller's caps).
-  std::vector<std::unique_ptr<ModeChains>> chains;
   std::vector<const ModeChains*> item_chains(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const TableCache::Row row = cache.row(items[i]);
-    if (chains.size() <= row.slot) chains.resize(row.slot + 1);
-    if (!chains[row.slot]) {
-      chains[row.slot] = std::make_unique<ModeChains>();
-      row_hulls(grid, row.time_ns, row.energy_j, *chains[row.slot]);
-    }
-    item_chains[i] = chains[row.slot].get();
-  }
+  for (std::size_t i = 0; i < n; ++i) item_chains[i] = &pc.chains(cache.row(items[i]));
 
   for (const Mode& mode : modes) {
     // Rounds of one mode: the tables are built with the cap each kernel is

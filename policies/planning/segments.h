@@ -34,6 +34,8 @@
 
 namespace dvfsim::plan {
 
+class PlanCache;  // policies/planning/solver.h
+
 struct SegmentPlanInput {
   GpuModel gpu;
   // One per kernel (launch order, count 1), each with the cap it meets at the
@@ -49,6 +51,9 @@ struct SegmentPlanInput {
   std::vector<Clocks> extra_candidates;  // considered in every mode that allows them
   double extra_tighten_ns = 0.0;         // taken off the DP's budget from the start
   std::string what;                      // prefix of the report
+  // Optional: rows and hulls shared with the caller's other plans of these
+  // models (the plan is the same without it).
+  PlanCache* cache = nullptr;
 };
 
 struct SegmentPlan {

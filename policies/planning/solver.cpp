@@ -172,6 +172,18 @@ Hulls hulls_of_mode(const Grid& g, const std::vector<const ModeChains*>& items, 
   return h;
 }
 
+PlanCache::PlanCache(const GpuModel& m)
+    : gpu_(m), tables_(*m.device, *m.latency, *m.power, default_table_options(*m.device)) {}
+
+const ModeChains& PlanCache::chains(const TableCache::Row& r) {
+  if (chains_.size() <= r.slot) chains_.resize(r.slot + 1);
+  if (!chains_[r.slot]) {
+    chains_[r.slot] = std::make_unique<ModeChains>();
+    row_hulls(tables_.grid(), r.time_ns, r.energy_j, *chains_[r.slot]);
+  }
+  return *chains_[r.slot];
+}
+
 std::vector<Hulls> mode_hulls(const Tables& tb) {
   std::vector<ModeChains> chains(tb.items);
   std::vector<const ModeChains*> ptrs(tb.items);

@@ -6,10 +6,12 @@
 // and the dual bound that proves how far from optimal the answer can be; the
 // same hulls give edp/ed2p optima.
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "policies/objective.h"
 #include "policies/planning/tables.h"
+#include "sim/gpu_timeline.h"
 
 namespace dvfsim::plan {
 
@@ -38,6 +40,27 @@ struct HullVertex {
 };
 using ModeChains = std::vector<std::vector<HullVertex>>;
 void row_hulls(const Grid& g, const double* time_ns, const double* energy_j, ModeChains& out);
+// Table rows and each row's hulls of every memory mode (row_hulls), kept for
+// all the plans a policy makes of one run on one GPU model: the knapsacks'
+// rounds, the segment DP's modes and rounds, and the re-plans after a
+// rehearsal or replay see mostly the same rows. Rows and hulls are functions
+// of the item alone, so sharing them changes no plan. Not thread-safe.
+class PlanCache {
+ public:
+  explicit PlanCache(const GpuModel& m);
+  // Whether this cache's rows are those of `m`'s models.
+  bool serves(const GpuModel& m) const {
+    return m.device == gpu_.device && m.latency == gpu_.latency && m.power == gpu_.power;
+  }
+  TableCache& tables() { return tables_; }
+  const ModeChains& chains(const TableCache::Row& r);
+
+ private:
+  GpuModel gpu_;
+  TableCache tables_;
+  std::vector<std::unique_ptr<ModeChains>> chains_;  // by row slot
+};
+
 // Hulls of every memory mode of a table, in the order of row_hulls.
 std::vector<Hulls> mode_hulls(const Tables& t);
 // Hulls of mode `mode` (row_hulls order) from each item's chains.
