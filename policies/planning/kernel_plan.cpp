@@ -249,13 +249,13 @@ KernelPlan compute_plan(const KernelPlanInput& in) {
   TableCache& cache = pc.tables();
   // The rounds' starting states (caps, tightening), to stop when one repeats.
   std::map<std::pair<std::vector<std::int32_t>, double>, int> seen;
+  std::vector<Hulls> hulls;  // every memory mode's, rebuilt in place each round
   int rounds = 0, since_better = 0;
   for (int round = 0; round < std::max(1, in.rounds); ++round) {
     if (!seen.emplace(std::make_pair(caps, tighten), round).second) break;  // a cycle
     rounds = round + 1;
     for (std::size_t i = 0; i < n; ++i) items[i].max_core_mhz = caps[i];
     Tables tb;
-    std::vector<Hulls> hulls;
     PlanInput p = in.plan;
     p.memory_stall_ns = in.start.stall_ns;
     p.device = in.gpu.device;
@@ -289,8 +289,8 @@ KernelPlan compute_plan(const KernelPlanInput& in) {
         std::vector<const ModeChains*> item_chains(g.items.size());
         for (std::size_t i = 0; i < g.items.size(); ++i) item_chains[i] = &pc.chains(rows[i]);
         const std::size_t modes = 1 + memory_clock_count(tb.grid);
-        for (std::size_t m = 0; m < modes; ++m)
-          hulls.push_back(hulls_of_mode(tb.grid, item_chains, m));
+        hulls.resize(modes);
+        for (std::size_t m = 0; m < modes; ++m) hulls_of_mode(tb.grid, item_chains, m, hulls[m]);
         p.hulls = &hulls;
       }
     }

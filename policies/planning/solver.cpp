@@ -140,6 +140,12 @@ void row_hulls(const Grid& g, const double* time_ns, const double* energy_j, Mod
 
 Hulls hulls_of_mode(const Grid& g, const std::vector<const ModeChains*>& items, std::size_t mode) {
   Hulls h;
+  hulls_of_mode(g, items, mode, h);
+  return h;
+}
+
+void hulls_of_mode(const Grid& g, const std::vector<const ModeChains*>& items, std::size_t mode,
+                   Hulls& h) {
   h.begin.resize(items.size() + 1);
   std::size_t vertices = 0;
   for (std::size_t i = 0; i < items.size(); ++i) {
@@ -159,6 +165,7 @@ Hulls hulls_of_mode(const Grid& g, const std::vector<const ModeChains*>& items, 
       *t++ = v.t;
       *e++ = v.e;
     }
+  h.allowed.clear();
   if (mode > 0) {
     // The mode's memory clock: the (mode - 1)-th with supported pairs.
     const auto& mb = g.mem_begin;
@@ -169,7 +176,6 @@ Hulls hulls_of_mode(const Grid& g, const std::vector<const ModeChains*>& items, 
       if (++k == mode) std::fill(h.allowed.begin() + mb[m], h.allowed.begin() + mb[m + 1], 1);
     }
   }
-  return h;
 }
 
 PlanCache::PlanCache(const GpuModel& m)

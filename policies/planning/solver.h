@@ -65,6 +65,10 @@ class PlanCache {
 std::vector<Hulls> mode_hulls(const Tables& t);
 // Hulls of mode `mode` (row_hulls order) from each item's chains.
 Hulls hulls_of_mode(const Grid& g, const std::vector<const ModeChains*>& items, std::size_t mode);
+// The same into `out`, reusing its arrays (a planner's rounds rebuild their
+// hulls: the same sizes, give or take).
+void hulls_of_mode(const Grid& g, const std::vector<const ModeChains*>& items, std::size_t mode,
+                   Hulls& out);
 
 // ---------------------------------------------------------------- the solver
 
