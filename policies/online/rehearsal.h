@@ -19,7 +19,14 @@ namespace dvfsim::plan {
 struct Rehearsal {
   double time_ns = 0.0;  // first kernel start to the last kernel's end
   double energy_j = 0.0;
-  std::int64_t switches = 0;
+  // The learned iteration run again right after the first, as the plan's
+  // later iterations run: from the clocks the first left, with the requests
+  // the plan issues across the iteration boundary (a switch for the next
+  // iteration's start issued inside the last segment). Its start to its end,
+  // and the energy from the first's end to its end.
+  double next_time_ns = 0.0;
+  double next_energy_j = 0.0;
+  std::int64_t switches = 0;  // over both
 };
 
 struct RehearsalStart {

@@ -44,7 +44,12 @@ struct RehearsedCandidate {
 class CandidateSet {
  public:
   // `budget_ns`: on the rehearsed iteration time (objective.budget of the
-  // default clocks' rehearsal, less any margin).
+  // default clocks' rehearsal, less any margin). A candidate must meet it in
+  // both iterations of its rehearsal (the second, Rehearsal::next_time_ns,
+  // against the default clocks' second shifted by the same amount), and is
+  // scored on both: a plan is followed for every later iteration, and one
+  // whose last segment is shorter than the switch latency pays for it at
+  // the start of the next.
   CandidateSet(const PolicyContext& ctx, const std::vector<Observed>& seq,
                const std::vector<ItemSpec>& items, const RehearsalStart& start,
                const Objective& objective, double budget_ns);
@@ -65,6 +70,7 @@ class CandidateSet {
   RehearsalStart start_;
   Objective objective_;
   double budget_ns_;
+  double next_budget_ns_;  // the budget of the rehearsal's second iteration
   std::vector<RehearsedCandidate> cands_;
   int rehearsals_ = 0;
 };

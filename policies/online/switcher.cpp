@@ -24,7 +24,11 @@ void Switcher::on_start(PolicyContext& ctx, int position) {
   const bool early_pending = issued_ordinal_ > ordinal_;
   if (issued_ordinal_ >= 0 && issued_ordinal_ <= ordinal_) issued_ordinal_ = -1;
   const Clocks& want = steps_[static_cast<std::size_t>(pos_)].pair;
-  if (!early_pending && !(ctx.wanted() == want)) ctx.request(want.core_mhz, want.memory_mhz);
+  if (!early_pending && !(ctx.wanted() == want)) {
+    lands_ns_ =
+        ctx.now_ns() + static_cast<std::int64_t>(std::ceil(lead_ns(ctx, ctx.wanted(), want)));
+    ctx.request(want.core_mhz, want.memory_mhz);
+  }
   if (early_) schedule(ctx, -1);
 }
 
@@ -57,10 +61,13 @@ void Switcher::schedule(PolicyContext& ctx, std::int64_t ended_ns) {
       // A switch that lands (almost) at once is best requested when its
       // kernel starts: an early one would land inside a late-running kernel.
       if (lead <= kImmediateSwitchNs) return;
-      const double issue = t - lead;
+      // Not before the last early request has landed: this one would
+      // retarget it.
+      const double issue = std::max(t - lead, static_cast<double>(lands_ns_));
       if (issue <= now + 0.5) {
         ctx.request(s.pair.core_mhz, s.pair.memory_mhz);
         issued_ordinal_ = ordinal_ + k;
+        lands_ns_ = ctx.now_ns() + static_cast<std::int64_t>(std::ceil(lead));
       } else {
         ctx.set_timer(static_cast<std::int64_t>(std::llround(issue)));
       }

@@ -35,6 +35,7 @@ class Switcher {
     early_ = early;
     cyclic_ = cyclic;
     issued_ordinal_ = -1;
+    lands_ns_ = -1;
   }
   bool active() const { return !steps_.empty(); }
   // The kernel at `position` of the plan starts now (position < 0: unknown,
@@ -54,6 +55,10 @@ class Switcher {
   std::int64_t start_ns_ = 0;  // start of the current kernel
   bool running_ = false;
   std::int64_t issued_ordinal_ = -1;  // ordinal of the kernel the last early request is for
+  // When the last request is expected to land: no early request is issued
+  // before then, since it would retarget the pending one (a segment shorter
+  // than the latency would lose the switch that starts it).
+  std::int64_t lands_ns_ = -1;
 };
 
 }  // namespace dvfsim::plan

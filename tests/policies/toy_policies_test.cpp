@@ -237,6 +237,13 @@ TEST(ToyPolicies, KernelPredictiveIssuesSwitchesEarlySoTheyLandOnTime) {
 //   at (1000, 1000) (110 W, 0.99 J): 21 ms, 3.48 J in all.
 //   Followed early: A as above (the first request cannot be early), B's
 //   request at 8 ms lands at 10 ms: 20 ms, 2.08 + 1.1 = 3.18 J.
+// The second iteration of each rehearsal (Rehearsal::next_*), from the
+// clocks the first left:
+//   at start: A starts at B's (1000, 1000), half speed for 2 ms (1 ms of its
+//   work, 110 W, 0.22 J), then 9 ms at (2000, 500) (1.845 J); B starts at
+//   (2000, 500), 2 ms for 1 ms of work (0.41 J), then 9 ms (0.99 J): 22 ms,
+//   3.465 J. Early: A's request for the next iteration goes out 2 ms before
+//   B ends and lands as A starts: 20 ms, 2.05 + 1.1 = 3.15 J.
 class RehearsalProbe final : public Policy {
  public:
   void begin(PolicyContext& ctx) override {
@@ -276,6 +283,56 @@ TEST(ToyPolicies, RehearsalRunsTheLearnedIterationWithTheSwitchLatency) {
   EXPECT_NEAR(probe.at_start.energy_j, 3.48, 1e-9);
   EXPECT_NEAR(probe.early.time_ns, 20e6, 1);
   EXPECT_NEAR(probe.early.energy_j, 3.18, 1e-9);
+  EXPECT_NEAR(probe.none.next_time_ns, 20e6, 1);
+  EXPECT_NEAR(probe.none.next_energy_j, 4.4, 1e-9);
+  EXPECT_NEAR(probe.at_start.next_time_ns, 22e6, 1);
+  EXPECT_NEAR(probe.at_start.next_energy_j, 3.465, 1e-9);
+  EXPECT_NEAR(probe.early.next_time_ns, 20e6, 1);
+  EXPECT_NEAR(probe.early.next_energy_j, 3.15, 1e-9);
+}
+
+// The Switcher never retargets a switch still in flight. 15 ms switches,
+// the learned iteration A, A, B (10 ms each at the default clocks), the plan
+// A, A at (2000, 500) and B at (1000, 1000), followed early:
+//   A's pair is requested as the first A starts and lands at 15 ms. B's
+//   request, due at 5 ms (15 ms before B), waits until then and lands at
+//   30 ms. So: A 0-10 ms and A 10-15 ms at (2000, 1000) (220 W: 2.2 + 1.1 J),
+//   15-20 ms at (2000, 500) (205 W: 1.025 J); B 20-30 ms at (2000, 500), half
+//   speed (5 ms of its work, 2.05 J), then 5 ms at (1000, 1000) (110 W:
+//   0.55 J): 35 ms, 6.925 J. (Had B's request gone out at 5 ms it would have
+//   retargeted A's pending switch to B's pair: A at 1000 MHz from 15 ms.)
+class InFlightProbe final : public Policy {
+ public:
+  void begin(PolicyContext& ctx) override {
+    std::vector<plan::ItemSpec> items(3);
+    std::vector<plan::Switcher::Step> steps(3);
+    for (std::size_t i = 0; i < 3; ++i) {
+      items[i].cost = ctx.costs()[i < 2 ? 0 : 1];
+      steps[i].duration_ns = 10'000'000;
+      steps[i].pair = make_clocks(ctx.device(), i < 2 ? 2000 : 1000, i < 2 ? 500 : 1000);
+    }
+    const plan::RehearsalStart st{2000, make_clocks(ctx.device(), 2000, 1000)};
+    early = plan::rehearse(ctx, items, &steps, true, st);
+  }
+  plan::Rehearsal early;
+};
+
+TEST(ToyPolicies, SwitcherWaitsForTheSwitchInFlight) {
+  Rig rig(1);
+  rig.dev.memory_switch_stall_us = 0.0;
+  InFlightProbe probe;
+  EngineInputs in;
+  in.workload = &rig.w;
+  in.device = &rig.dev;
+  in.latency = &rig.lat;
+  in.power = &rig.pow;
+  in.governor = &rig.gov;
+  in.costs = &rig.costs;
+  EngineConfig cfg;
+  cfg.switch_latency_override_us = 15000.0;
+  replay(in, probe, cfg);
+  EXPECT_NEAR(probe.early.time_ns, 35e6, 1);
+  EXPECT_NEAR(probe.early.energy_j, 6.925, 1e-9);
 }
 
 TEST(ToyPolicies, OnlinePoliciesHoldTheBudgetWhenTheirSwitchesWouldLandLate) {
@@ -378,11 +435,23 @@ TEST(ToyPolicies, PassLevelHoldsTheDefaultClocksWhenPhasesEndBeforeTheirSwitchLa
   EXPECT_EQ(r.end_ns - r.begin_ns, 60'000'000);
   ASSERT_EQ(r.policy_notes.size(), 1u);
   EXPECT_NE(r.policy_notes[0].find("2 of 2 phases are shorter"), std::string::npos);
-  // 5 ms switches: the plan pays (the optimum from the second iteration on,
-  // each phase starting 5 ms on the previous phase's clocks).
+  // 5 ms switches, each phase starting 5 ms on the previous phase's clocks
+  // at half speed: A 2.5 ms of work at (1000, 1000) then 7.5 ms, B the same
+  // at (2000, 500): 25 ms an iteration. The rehearsal (two iterations of the
+  // learned sequence) shows it: over a 0 % budget the default clocks are
+  // held; within 30 % (26 ms) the plan runs: its first iteration (A's switch
+  // lands 5 ms in, no time lost: 5 ms x 220 W + 5 ms x 205 W = 2.125 J; B
+  // 5 ms x 205 W + 7.5 ms x 110 W = 1.85 J) 3.975 J in 22.5 ms, the next
+  // ones (A 5 ms x 110 W + 7.5 ms x 205 W = 2.0875 J) 3.9375 J in 25 ms.
   const RunResult f = rig.run("pass-level", {}, true, 5000.0);
-  EXPECT_TRUE(f.policy_notes.empty());
-  EXPECT_LT(iteration_energy(f, 2), 4.4);
+  ASSERT_EQ(f.policy_notes.size(), 1u);
+  EXPECT_NE(f.policy_notes[0].find("misses the budget in rehearsal"), std::string::npos);
+  EXPECT_NEAR(iteration_energy(f, 2), 4.4, 1e-9);
+  const RunResult g = rig.run("pass-level", {{"max_slowdown", "30"}}, true, 5000.0);
+  EXPECT_TRUE(g.policy_notes.empty());
+  EXPECT_NEAR(iteration_energy(g, 1), 3.975, 1e-9);
+  EXPECT_NEAR(iteration_energy(g, 2), 3.9375, 1e-9);
+  EXPECT_EQ(g.end_ns - g.begin_ns, 20'000'000 + 22'500'000 + 25'000'000);
 }
 
 // A then B each iteration (30 ms apart), B launched by the host 20 ms after A:
