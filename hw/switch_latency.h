@@ -9,6 +9,7 @@
 // between read-backs: its throughput tracks the effective clock of the domain
 // (compute-bound for the core clock, bandwidth-bound for the memory clock), and
 // the switch lands where the throughput leaves the old clock's rate.
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -99,8 +100,19 @@ struct SwitchSample {
   std::optional<double> probe_us;      // absent: no probe, or it cannot tell the clocks apart
   double probe_uncertainty_us = 0;
   double stall_us = 0;
+  double request_us = 0;  // from the timer's start until the request call returned
   bool timed_out = false;
   double latency_us() const { return probe_us ? *probe_us : readback_us; }
+  // How far off the landing may be: the landing's own uncertainty plus the
+  // time the request took to reach the driver (a process descheduled there,
+  // or between two reads, times the switch late or coarsely).
+  double uncertainty_us() const {
+    return (probe_us ? probe_uncertainty_us : readback_uncertainty_us) + request_us;
+  }
+  // Precise enough to keep: known to within 10 % of its latency, or 100 us.
+  bool precise() const {
+    return timed_out || uncertainty_us() <= std::max(100.0, 0.1 * latency_us());
+  }
 };
 
 // Order statistics of some latencies (us).

@@ -20,6 +20,9 @@
 //                                   the distribution's median and spread
 //   memory_stall_us = 1000          after a memory switch lands the GPU does no work this long
 //   readback_lag_us = 2000          nvmlDeviceGetClockInfo reports a landed clock this much later
+//   descheduled_read_us = 4000      after every third switch of a domain lands (its 3rd, 6th,
+//                                   ...), the first nvmlDeviceGetClockInfo of that domain returns
+//                                   this much later, as if the caller had been descheduled
 // FAKE_NVML_STATE=path  written at nvmlShutdown, one line per GPU:
 //   "gpu=<i> locked_core=<MHz|0> locked_memory=<MHz|0> core_target=<MHz> memory_target=<MHz>
 //    power_limit_mw=<mW>" (the target is the clock the GPU runs or is switching to)
@@ -96,6 +99,7 @@ struct Config {
   Latency memory_latency;
   long long memory_stall_ns = 0;
   long long readback_lag_ns = 0;
+  long long descheduled_read_ns = 0;
 };
 
 // One clock domain of a GPU: it ran `from_mhz` until `land_ns`, then `to_mhz`.
@@ -105,6 +109,7 @@ struct DomainState {
   long long land_ns = 0;
   long long stall_ns = 0;  // no work in [land_ns, land_ns + stall_ns)
   long draws = 0;
+  bool descheduled_read_due = false;  // the first read after this landing is slow
   unsigned effective(long long t) const { return t < land_ns ? from_mhz : to_mhz; }
 };
 
@@ -233,6 +238,8 @@ void load_config(Config& config) {
       config.memory_stall_ns = static_cast<long long>(std::stod(value) * 1e3);
     else if (key == "readback_lag_us")
       config.readback_lag_ns = static_cast<long long>(std::stod(value) * 1e3);
+    else if (key == "descheduled_read_us")
+      config.descheduled_read_ns = static_cast<long long>(std::stod(value) * 1e3);
     else if (key.rfind("error.", 0) == 0)
       config.errors[key.substr(6)] = std::stoi(value);
     else if (key.rfind("error_after.", 0) == 0)
@@ -292,6 +299,7 @@ void request_clock(State& s, DomainState& d, unsigned mhz, bool memory) {
   d.land_ns =
       now + draw_delay_ns(memory ? s.config.memory_latency : s.config.core_latency, d.draws++);
   d.stall_ns = memory ? s.config.memory_stall_ns : 0;
+  d.descheduled_read_due = s.config.descheduled_read_ns > 0 && d.draws % 3 == 0;
 }
 
 // What nvmlDeviceGetClockInfo reports: the landed clock, readback_lag_ns late.
@@ -489,8 +497,15 @@ FAKE_EXPORT Return nvmlDeviceGetSupportedGraphicsClocks(nvmlDevice_st* device, u
 FAKE_EXPORT Return nvmlDeviceGetClockInfo(nvmlDevice_st* device, int type, unsigned* mhz) {
   FAKE_BEGIN("nvmlDeviceGetClockInfo");
   FAKE_DEVICE(device);
-  const DeviceState& d = s.devices[device->index];
+  DeviceState& d = s.devices[device->index];
   long long now = monotonic_ns();
+  DomainState* domain = type == 0 || type == 1 ? &d.core : (type == 2 ? &d.memory : nullptr);
+  if (domain != nullptr && domain->descheduled_read_due && now >= domain->land_ns) {
+    domain->descheduled_read_due = false;
+    const long long until = now + s.config.descheduled_read_ns;
+    while ((now = monotonic_ns()) < until) {
+    }
+  }
   if (type == 0 || type == 1) {
     *mhz = read_back(s, d.core, now);
   } else if (type == 2) {
