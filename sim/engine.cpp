@@ -206,9 +206,8 @@ class Replay final : public TimelineContext<PolicyContext> {
         apply_sync(w_.syncs[next_sync_++]);
       const std::int64_t ready = k.host_launch_ns - origin_ns_ + host_delay_ns_;
       tl_.advance(std::max(ready, gpu_free), &done);
-      start(i);
-      while (!tl_.advance(GpuTimeline::kNever, &done)) {
-      }
+      about_to_start(i);
+      tl_.run_next(*in_.costs, i, &done);
       record(done);
       gpu_free = tl_.now();
       policy_.on_kernel_end(*this, i);
@@ -285,6 +284,12 @@ class Replay final : public TimelineContext<PolicyContext> {
   }
 
   void start(std::uint32_t i) {
+    about_to_start(i);
+    tl_.begin_kernel((*in_.costs)[i], 1.0, static_cast<std::int32_t>(i));
+  }
+
+  // What happens as kernel i starts, before the timeline runs it.
+  void about_to_start(std::uint32_t i) {
     tl_.fire_due_events();
     if (started_++ == 0) res_.begin_ns = tl_.now();
     enter_iteration(w_.kernels[i].iteration);
@@ -293,7 +298,6 @@ class Replay final : public TimelineContext<PolicyContext> {
     KernelResult& out = res_.kernels[i];
     out.requested_core_mhz = tl_.wanted().core_mhz;
     out.requested_memory_mhz = tl_.wanted().memory_mhz;
-    tl_.begin_kernel((*in_.costs)[i], 1.0, static_cast<std::int32_t>(i));
   }
 
   void finish(const FinishedKernel& f) {

@@ -162,9 +162,10 @@ void GpuTimeline::warm_firmware(const std::vector<KernelCost>& costs,
     Utilisation acc;
     double kernels_ns = 0;
     if (lat_form_) {
+      const RooflineForm::At at = lat_form_->at(c);
       for (std::size_t i = 0; i < n; ++i) {
-        const double d = lat_form_->duration_ns(costs[i], c);
-        acc.add(lat_form_->utilisation(costs[i], c, d), d);
+        const double d = lat_form_->duration_ns(costs[i], at);
+        acc.add(lat_form_->utilisation(costs[i], at, d), d);
         kernels_ns += d;
       }
     } else {
@@ -236,6 +237,8 @@ void GpuTimeline::update_effective() {
   const Clocks c = make_clocks(*m_.device, core, memory_.landed_mhz);
   if (!(c == eff_)) ++clock_epoch_;
   eff_ = c;
+  if (lat_form_) eff_lat_ = lat_form_->at(c);
+  if (pow_form_) eff_pow_ = pow_form_->at(c);
   dirty_ = true;
 }
 
@@ -306,7 +309,7 @@ void GpuTimeline::governor_tick() {
 double GpuTimeline::idle_power() {
   const std::int64_t key = std::int64_t{eff_.core_mhz} * 100000 + eff_.memory_mhz;
   if (idle_clocks_key_ != key) {
-    idle_power_w_ = board_power(Utilisation{}, eff_);
+    idle_power_w_ = board_power(Utilisation{});
     idle_clocks_key_ = key;
   }
   return idle_power_w_;

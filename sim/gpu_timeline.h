@@ -183,6 +183,23 @@ class GpuTimeline {
   // caller's fire_due_events, after it handled the completion); false when
   // `limit` was reached (events due then processed).
   bool advance(std::int64_t limit, FinishedKernel* done);
+  // begin_kernel(cost, time_scale, id), then advance(kNever, done) until it
+  // completes, for a kernel that runs alone (none running, the single-stream
+  // replay's hot path): the same numbers, with the kernel's state in locals
+  // instead of the running list. Returns with the events due at its end left
+  // for the caller's fire_due_events, as advance.
+  // `at_start` (optional): the kernel alone at the effective clocks now, as
+  // eval gives it, evaluated earlier.
+  void run_alone(const KernelCost& cost, double time_scale, std::int32_t id, FinishedKernel* done,
+                 const KernelAtClocks* at_start = nullptr);
+  // run_alone(costs[i], 1.0, i, done) with the kernels ahead of it evaluated
+  // in batches at the effective clocks while they hold (independent
+  // evaluations overlap in the CPU, one kernel's chain of divisions and
+  // power does not wait for the previous one's): the same numbers, each
+  // evaluation being a function of the kernel and the clocks only. A batch
+  // is evaluated again from the kernel that starts at other clocks; its
+  // length adapts to how many kernels the clocks held for.
+  void run_next(const std::vector<KernelCost>& costs, std::size_t i, FinishedKernel* done);
   // Runs kernels until all have completed: advance(kNever, ...).
   std::size_t running() const { return run_.size(); }
 
@@ -222,21 +239,24 @@ class GpuTimeline {
   // The kernel alone at `c` (kernel_at), through the models' inline forms
   // when they have them (the same numbers, sim/model_forms.h); `with_power`
   // false leaves power_w 0.
-  KernelAtClocks eval(const KernelCost& k, const Clocks& c, bool with_power) const {
+  // At the effective clocks, through the forms' terms at them (eff_lat_,
+  // eff_pow_: the same numbers as at eff_).
+  KernelAtClocks eval(const KernelCost& k, bool with_power) const {
     KernelAtClocks r;
     if (lat_form_) {
-      const double d = lat_form_->duration_ns(k, c);
+      const double d = lat_form_->duration_ns(k, eff_lat_);
       r.duration_ns = d > 1.0 ? d : 1.0;  // std::max(1.0, d), as kernel_at
-      r.u = lat_form_->utilisation(k, c, r.duration_ns);
+      r.u = lat_form_->utilisation(k, eff_lat_, r.duration_ns);
     } else {
-      r.duration_ns = std::max(1.0, m_.latency->duration_ns(k, c));
-      r.u = m_.latency->utilisation(k, c, r.duration_ns);
+      r.duration_ns = std::max(1.0, m_.latency->duration_ns(k, eff_));
+      r.u = m_.latency->utilisation(k, eff_, r.duration_ns);
     }
-    if (with_power) r.power_w = board_power(r.u, c);
+    if (with_power) r.power_w = board_power(r.u);
     return r;
   }
-  double board_power(const Utilisation& u, const Clocks& c) const {
-    return pow_form_ ? pow_form_->power_w(u, c) : m_.power->power_w(u, c);
+  // The board power at the effective clocks.
+  double board_power(const Utilisation& u) const {
+    return pow_form_ ? pow_form_->power_w(u, eff_pow_) : m_.power->power_w(u, eff_);
   }
   void fire_events();
   void retarget(Domain& d, std::int32_t target_mhz, const LatencyDistribution& lat);
@@ -256,6 +276,19 @@ class GpuTimeline {
   // the running kernels advance (not stalled).
   void integrate(std::int64_t t, const Utilisation& u, double power_w, std::int32_t segment_id,
                  bool progress);
+  // Appends [now, now + dt) at the effective clocks to segments_ (merged
+  // into the last one when it continues it unchanged).
+  void record_segment(std::int64_t dt, double power_w, std::int32_t segment_id);
+
+  // run_next's evaluations of costs[begin, end) at `clocks` (at[j - begin]).
+  struct Ahead {
+    const std::vector<KernelCost>* costs = nullptr;
+    std::size_t begin = 0, end = 0;
+    Clocks clocks;
+    std::size_t batch = 16;  // the next batch's length
+    std::vector<KernelAtClocks> at;
+  };
+  static constexpr std::size_t kMaxAhead = 64;
 
   GpuModel m_;
   const RooflineForm* lat_form_ = nullptr;  // the models' inline forms (nullptr: none)
@@ -268,6 +301,8 @@ class GpuTimeline {
   std::int64_t now_ = 0;
   Domain core_, memory_;
   Clocks wanted_, eff_;
+  RooflineForm::At eff_lat_;  // the forms' terms at eff_ (set with it; unused without forms)
+  CmosForm::At eff_pow_;
   std::int32_t cap_mhz_ = 0;
   std::int64_t next_tick_ns_ = kNever;
   std::int64_t wakeup_ns_ = kNever;
@@ -291,6 +326,7 @@ class GpuTimeline {
   std::int64_t clock_switches_ = 0, memory_switches_ = 0, coalesced_ = 0;
   std::vector<SwitchRecord> switches_;
   std::vector<Segment> segments_;
+  Ahead ahead_;
 };
 
 // Draws one switch latency in ns from a distribution.
@@ -304,7 +340,9 @@ namespace timeline_detail {
 inline std::int64_t round_ns(double x) {
   const auto i = static_cast<std::int64_t>(x);
   const double frac = x - static_cast<double>(i);
-  return frac >= 0.5 ? i + 1 : (frac <= -0.5 ? i - 1 : i);
+  // Branch-free: frac >= 0.5 and frac <= -0.5 exclude each other, and
+  // whether a kernel's time ends in a half above or below is a coin toss.
+  return i + static_cast<std::int64_t>(frac >= 0.5) - static_cast<std::int64_t>(frac <= -0.5);
 }
 
 // Utilisations of concurrent kernels add and saturate at 1 per unit.
@@ -337,20 +375,21 @@ inline void GpuTimeline::integrate(std::int64_t t, const Utilisation& u, double 
       if (progress) r.remaining -= dts / r.full_ns;
     }
   }
-  if (cfg_.record_segments) {
-    if (!segments_.empty()) {
-      Segment& last = segments_.back();
-      if (last.kernel == segment_id && last.core_mhz == eff_.core_mhz &&
-          last.memory_mhz == eff_.memory_mhz && last.power_w == power_w &&
-          last.start_ns + last.duration_ns == now_) {
-        last.duration_ns += dt;
-        now_ = t;
-        return;
-      }
-    }
-    segments_.push_back({now_, dt, eff_.core_mhz, eff_.memory_mhz, power_w, segment_id});
-  }
+  if (cfg_.record_segments) record_segment(dt, power_w, segment_id);
   now_ = t;
+}
+
+inline void GpuTimeline::record_segment(std::int64_t dt, double power_w, std::int32_t segment_id) {
+  if (!segments_.empty()) {
+    Segment& last = segments_.back();
+    if (last.kernel == segment_id && last.core_mhz == eff_.core_mhz &&
+        last.memory_mhz == eff_.memory_mhz && last.power_w == power_w &&
+        last.start_ns + last.duration_ns == now_) {
+      last.duration_ns += dt;
+      return;
+    }
+  }
+  segments_.push_back({now_, dt, eff_.core_mhz, eff_.memory_mhz, power_w, segment_id});
 }
 
 inline void GpuTimeline::begin_kernel(const KernelCost& cost, double time_scale, std::int32_t id) {
@@ -428,7 +467,7 @@ inline void GpuTimeline::refresh_running() {
   dirty_ = false;
   if (run_.size() == 1) {  // the model's own numbers (no saturation)
     Running& r = run_.front();
-    const KernelAtClocks k = eval(*r.cost, eff_, true);
+    const KernelAtClocks k = eval(*r.cost, true);
     r.full_ns = k.duration_ns * r.scale;
     r.u = run_u_ = k.u;
     run_power_w_ = k.power_w;
@@ -436,12 +475,102 @@ inline void GpuTimeline::refresh_running() {
   }
   run_u_ = {};
   for (Running& r : run_) {
-    const KernelAtClocks k = eval(*r.cost, eff_, false);
+    const KernelAtClocks k = eval(*r.cost, false);
     r.full_ns = k.duration_ns * r.scale;
     r.u = k.u;
     timeline_detail::add_saturating(run_u_, r.u);
   }
-  run_power_w_ = board_power(run_u_, eff_);
+  run_power_w_ = board_power(run_u_);
+}
+
+inline void GpuTimeline::run_next(const std::vector<KernelCost>& costs, std::size_t i,
+                                  FinishedKernel* done) {
+  if (!lat_form_ || !pow_form_) {
+    run_alone(costs[i], 1.0, static_cast<std::int32_t>(i), done);
+    return;
+  }
+  Ahead& a = ahead_;
+  if (a.costs != &costs || i < a.begin || i >= a.end || !(a.clocks == eff_)) {
+    if (a.costs == &costs && i >= a.begin && i < a.end)  // the clocks held for i - begin kernels
+      a.batch = std::max<std::size_t>(1, i - a.begin);
+    else if (a.costs == &costs && i == a.end)  // they held for the whole batch
+      a.batch = std::min(kMaxAhead, 2 * a.batch);
+    a.costs = &costs;
+    a.begin = i;
+    a.end = std::min(costs.size(), i + a.batch);
+    a.clocks = eff_;
+    if (a.at.size() < kMaxAhead) a.at.resize(kMaxAhead);
+    for (std::size_t j = i; j < a.end; ++j) a.at[j - i] = eval(costs[j], true);
+  }
+  run_alone(costs[i], 1.0, static_cast<std::int32_t>(i), done, &a.at[i - a.begin]);
+}
+
+inline void GpuTimeline::run_alone(const KernelCost& cost, double time_scale, std::int32_t id,
+                                   FinishedKernel* done, const KernelAtClocks* at_start) {
+  // advance's loop with run_ holding this one kernel (refresh_running's
+  // single-kernel case, integrate's with one running kernel).
+  const std::int64_t start = now_;
+  const std::uint64_t epoch = clock_epoch_;
+  double remaining = 1.0, full_ns = 0.0, core_time = 0.0, memory_time = 0.0, energy = 0.0;
+  Utilisation u;
+  double power_w = 0.0;
+  dirty_ = true;
+  // integrate(t, u, p, segment, progress) while the kernel runs.
+  auto step = [&](std::int64_t t, const Utilisation& su, double p, std::int32_t seg,
+                  bool progress) {
+    const std::int64_t dt = t - now_;
+    if (dt <= 0) return;
+    const auto dts = static_cast<double>(dt);
+    const double e = p * dts * 1e-9;
+    energy_j_ += e;
+    activity_.add(su, dts);
+    if (core_.landed_mhz != wanted_.core_mhz || memory_.landed_mhz != wanted_.memory_mhz)
+      off_target_ns_ += dt;
+    if (capping_ && cap_mhz_ < core_.landed_mhz) capped_ns_ += dt;
+    energy += e;
+    core_time += dts * eff_.core_mhz;
+    memory_time += dts * eff_.memory_mhz;
+    if (progress) remaining -= dts / full_ns;
+    if (cfg_.record_segments) record_segment(dt, p, seg);
+    now_ = t;
+  };
+  for (;;) {
+    if (dirty_) {
+      dirty_ = false;
+      const KernelAtClocks k = at_start ? *at_start : eval(cost, true);
+      at_start = nullptr;  // the clocks changed when dirty again
+      full_ns = k.duration_ns * time_scale;
+      u = k.u;
+      power_w = k.power_w;
+    }
+    const std::int64_t stop = next_event_ns();
+    if (stalled()) {
+      step(stop, Utilisation{}, idle_power(), Segment::kStall, false);
+    } else {
+      const std::int64_t end =
+          now_ + std::max<std::int64_t>(0, timeline_detail::round_ns(remaining * full_ns));
+      if (end <= stop) {
+        step(end, u, power_w, id, false);
+        done->id = id;
+        done->start_ns = start;
+        done->end_ns = now_;
+        const std::int64_t dur = now_ - start;
+        if (dur <= 0 || (epoch == clock_epoch_ && dur < exact_time_ns_)) {
+          done->core_mhz = eff_.core_mhz;
+          done->memory_mhz = eff_.memory_mhz;
+        } else {
+          const auto d = static_cast<double>(dur);
+          done->core_mhz = core_time / d;
+          done->memory_mhz = memory_time / d;
+        }
+        done->energy_j = energy;
+        dirty_ = true;
+        return;
+      }
+      step(stop, u, power_w, id, true);
+    }
+    fire_due_events();
+  }
 }
 
 }  // namespace dvfsim

@@ -52,16 +52,23 @@ struct RooflineForm {
     for (const std::int32_t f : d.memory_clocks_mhz) memory.push_back({f, d.dram_bytes_per_s(f)});
   }
 
-  double duration_ns(const KernelCost& k, const Clocks& c) const {
-    // The two quotients in one packed division (each lane IEEE-rounded as alone).
-    const V2 q = V2{k.compute_ns_mhz, k.memory_ns_mhz} /
-                 V2{static_cast<double>(c.core_mhz), static_cast<double>(c.memory_mhz)};
-    const double tc = q[0];
-    const double tm = q[1];
-    const double hi = tc > tm ? tc : tm, lo = tc > tm ? tm : tc;
-    const double t = k.fixed_ns + hi + kappa * lo;
-    return t > min_ns ? t : min_ns;
+  // The clocks and the target's rates at one clock pair, looked up once: the
+  // timeline keeps them while its effective clocks hold (sim/gpu_timeline.h).
+  struct At {
+    V2 mhz;         // {core, memory} clock in MHz
+    V2 core_rates;  // {tensor FLOP/s, issue/s} at the core clock
+    double fp32_flops_per_s = 0.0;
+    double dram_bytes_per_s = 0.0;
+  };
+  At at(const Clocks& c) const {
+    return {V2{static_cast<double>(c.core_mhz), static_cast<double>(c.memory_mhz)}, core_rates(c),
+            fp32_flops_per_s(c), dram_bytes_per_s(c)};
   }
+
+  double duration_ns(const KernelCost& k, const Clocks& c) const {
+    return duration_at(k, V2{static_cast<double>(c.core_mhz), static_cast<double>(c.memory_mhz)});
+  }
+  double duration_ns(const KernelCost& k, const At& a) const { return duration_at(k, a.mhz); }
 
   // The table's rates for `c` (by its indices); computed from the device
   // when `c` carries indices that do not name its clocks (hand-made Clocks).
@@ -83,28 +90,80 @@ struct RooflineForm {
   }
 
   Utilisation utilisation(const KernelCost& k, const Clocks& c, double duration_ns) const {
-    Utilisation u;
-    u.busy = k.sm_share;
-    if (duration_ns <= 0) return u;
-    if (k.drain_ns > 0)
-      u.busy = duration_ns > k.drain_ns ? k.sm_share * (1.0 - k.drain_ns / duration_ns) : 0.0;
-    const double s = duration_ns * 1e-9;
-    // Work over (time x peak) per unit, the core-clocked two (tensor, issue)
-    // in one packed division; a unit with no work stays 0.
-    const V2 q = V2{k.flops, k.instructions} / (s * core_rates(c));
-    const double m = k.dram_bytes / (s * dram_bytes_per_s(c));
-    if (k.flops > 0 && k.tensor) u.compute = min1(q[0]);
-    if (k.instructions > 0) u.simt = min1(q[1]);
-    if (k.dram_bytes > 0) u.memory = min1(m);
-    if (k.simt_matrix && k.flops > 0) u.simt_matrix = min1(k.flops / (s * fp32_flops_per_s(c)));
-    return u;
+    return utilisation_at(k, core_rates(c), fp32_flops_per_s(c), dram_bytes_per_s(c), duration_ns);
+  }
+  Utilisation utilisation(const KernelCost& k, const At& a, double duration_ns) const {
+    return utilisation_at(k, a.core_rates, a.fp32_flops_per_s, a.dram_bytes_per_s, duration_ns);
   }
 
  private:
-  // std::min(1.0, x), NaN included (std::min returns its first argument then).
-  static double min1(double x) { return x < 1.0 ? x : 1.0; }
-};
+  using I2 = decltype(V2{} < V2{});  // lane masks: the type of a V2 comparison
+  static I2 bits(V2 v) { return reinterpret_cast<I2>(v); }
+  // Per lane: m ? a : b (m all ones or all zeros), without a branch.
+  static V2 select(I2 m, V2 a, V2 b) {
+    return reinterpret_cast<V2>((m & bits(a)) | (~m & bits(b)));
+  }
+  // Per lane std::min(1.0, x), NaN included (std::min returns its first argument then).
+  static V2 min1(V2 x) {
+    const V2 one = {1.0, 1.0};
+    return select(x < one, x, one);
+  }
 
+  double duration_at(const KernelCost& k, V2 mhz) const {
+    // The two quotients in one packed division (each lane IEEE-rounded as alone).
+    const V2 q = V2{k.compute_ns_mhz, k.memory_ns_mhz} / mhz;
+    const double tc = q[0];
+    const double tm = q[1];
+    // hi = tc > tm ? tc : tm, lo = tc > tm ? tm : tc, by a lane mask: a
+    // branch on which part bounds the kernel mispredicts on the kernel mix.
+    const V2 hl = select(V2{tc, tc} > V2{tm, tm}, V2{tc, tm}, V2{tm, tc});
+    const double hi = hl[0], lo = hl[1];
+    const double t = k.fixed_ns + hi + kappa * lo;
+    return t > min_ns ? t : min_ns;
+  }
+
+  // busy: the grid's share of the SMs outside launch and drain,
+  //   drain > 0 ? (duration > drain ? sm_share x (1 - drain / duration) : 0) : sm_share;
+  // a unit: its work over (time x peak rate), at most 1, and 0 without work
+  // (compute: tensor kernels only against the tensor peak; simt_matrix: FP32
+  // matrix products only against the FP32 peak, the two being exclusive in
+  // KernelCost from the roofline model: one quotient of the FLOPs, by the
+  // peak of the kernel's pipe, serves either). The five quotients in two packed
+  // divisions (each lane the quotient alone) and every choice a lane mask,
+  // not a branch (the kernels' mix mispredicts branches): the same values as
+  // the branches, a quotient not chosen is discarded whatever it holds.
+  Utilisation utilisation_at(const KernelCost& k, V2 core_rates, double fp32_flops_per_s,
+                             double dram_bytes_per_s, double duration_ns) const {
+    Utilisation u;
+    u.busy = k.sm_share;
+    if (duration_ns <= 0) return u;
+    const double s = duration_ns * 1e-9;
+    const V2 zero = {0.0, 0.0};
+    // {drain / duration, bytes / (s x bandwidth)}, {flops / (s x tensor peak), instr / (s x issue)}
+    const V2 qd = V2{k.drain_ns, k.dram_bytes} / V2{duration_ns, s * dram_bytes_per_s};
+    // The FLOPs' peak: the tensor one for tensor kernels, else the FP32 one.
+    const I2 tensor = {k.tensor ? -1 : 0, -1};
+    const V2 rates = select(tensor, core_rates, V2{fp32_flops_per_s, core_rates[1]});
+    const V2 qc = V2{k.flops, k.instructions} / (s * rates);
+    const V2 work = {k.flops, k.instructions};
+    const V2 mc = min1(qc);
+    const I2 has_work = work > zero;
+    const V2 cs = reinterpret_cast<V2>(bits(mc) & (has_work & tensor));
+    u.compute = cs[0];
+    u.simt = cs[1];
+    const I2 matrix = {k.simt_matrix ? -1 : 0, 0};
+    u.simt_matrix = reinterpret_cast<V2>(bits(mc) & (has_work & matrix))[0];
+    if (k.tensor && k.simt_matrix) [[unlikely]]  // both (never from the roofline model)
+      u.simt_matrix = k.flops > 0 ? min1(V2{k.flops / (s * fp32_flops_per_s), 0.0})[0] : 0.0;
+    // {busy while the drain is shorter, memory}: 0 unless duration > drain, bytes > 0.
+    const V2 bm = reinterpret_cast<V2>(bits(V2{k.sm_share * (1.0 - qd[0]), min1(qd)[1]}) &
+                                       (V2{duration_ns, k.dram_bytes} > V2{k.drain_ns, 0.0}));
+    const V2 busy = select(V2{k.drain_ns, 0.0} > zero, bm, V2{k.sm_share, 0.0});
+    u.busy = busy[0];
+    u.memory = bm[1];
+    return u;
+  }
+};
 // `cmos`: P = idle(fc) + mem_idle·fm + V²f·(u_busy·busy + u_c·compute + u_s·simt
 //           + u_sm·simt_matrix) + u_m·mem_active·fm, the per-clock terms tabulated.
 struct CmosForm {
@@ -124,13 +183,25 @@ struct CmosForm {
   double simt_matrix_w_per_v2ghz = 0.0;
   double memory_active_w_per_ghz = 0.0;
 
-  double power_w(const Utilisation& u, const Clocks& c) const {
+  // The terms at one clock pair, looked up once (the timeline keeps them
+  // while its effective clocks hold): idle_w is the core and memory idle
+  // terms' sum, the first addition of power_w.
+  struct At {
+    double idle_w = 0.0;
+    double v2f = 0.0;
+    double memory_ghz = 0.0;
+  };
+  At at(const Clocks& c) const {
     const CoreTerms& t = core[static_cast<std::size_t>(c.core_idx)];
     const MemoryTerms& m = memory[static_cast<std::size_t>(c.memory_idx)];
-    return t.idle_w + m.idle_w +
-           t.v2f * (u.busy * busy_w_per_v2ghz + u.compute * compute_w_per_v2ghz +
+    return {t.idle_w + m.idle_w, t.v2f, m.ghz};
+  }
+  double power_w(const Utilisation& u, const Clocks& c) const { return power_w(u, at(c)); }
+  double power_w(const Utilisation& u, const At& a) const {
+    return a.idle_w +
+           a.v2f * (u.busy * busy_w_per_v2ghz + u.compute * compute_w_per_v2ghz +
                     u.simt * simt_w_per_v2ghz + u.simt_matrix * simt_matrix_w_per_v2ghz) +
-           u.memory * memory_active_w_per_ghz * m.ghz;
+           u.memory * memory_active_w_per_ghz * a.memory_ghz;
   }
 };
 

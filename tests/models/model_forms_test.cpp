@@ -105,6 +105,63 @@ std::vector<Clocks> pairs(const Device& d) {
   return out;
 }
 
+// The utilisation terms added since 8fd4146, as branches (models/roofline_overlap.h
+// at 46dba12): busy outside launch and drain on the grid's share of the SMs,
+// FP32 matrix products against the FP32 peak.
+double branch_busy(const KernelCost& k, double duration_ns) {
+  double busy = k.sm_share;
+  if (k.drain_ns > 0)
+    busy = duration_ns > k.drain_ns ? k.sm_share * (1.0 - k.drain_ns / duration_ns) : 0.0;
+  return busy;
+}
+double branch_simt_matrix(const Device& target, const KernelCost& k, const Clocks& c,
+                          double duration_ns) {
+  if (!(k.simt_matrix && k.flops > 0)) return 0.0;
+  return std::min(1.0, k.flops / (duration_ns * 1e-9 * target.fp32_flops_per_s(c.core_mhz)));
+}
+
+// With launch and drain (some longer than the kernel at high clocks), grids
+// on a share of the SMs, FP32 matrix products (a few also flagged tensor,
+// which the roofline model never makes).
+std::vector<KernelCost> kernels_with_drain(std::size_t n, std::uint64_t seed) {
+  std::vector<KernelCost> out = kernels(n, seed);
+  Rng rng(seed + 1);
+  for (KernelCost& k : out) {
+    const auto r = rng.next() % 6;
+    if (r != 0) k.drain_ns = r == 1 ? 1e5 * rng.uniform() : k.fixed_ns;
+    if (r == 2 || r == 3) k.sm_share = rng.uniform();
+    k.simt_matrix = r == 4 ? !k.tensor : (r == 5);
+  }
+  return out;
+}
+
+TEST(ModelForms, BusyAndSimtMatrixGiveTheBranchNumbersBitForBit) {
+  const auto ks = kernels_with_drain(400, 9);
+  for (const std::string& name : kDevices) {
+    SCOPED_TRACE(name);
+    const Device& d = device(name);
+    const RooflineOverlap lat(d);
+    std::size_t drained = 0, idle_sms = 0, matrix = 0;
+    for (const Clocks& c : pairs(d)) {
+      for (const KernelCost& k : ks) {
+        const double dur = lat.duration_ns(k, c);
+        const Utilisation u = lat.utilisation(k, c, dur);
+        const Utilisation ou = old_utilisation(d, k, c, dur);
+        ASSERT_TRUE(same(u.busy, branch_busy(k, dur)));
+        ASSERT_TRUE(same(u.simt_matrix, branch_simt_matrix(d, k, c, dur)));
+        ASSERT_TRUE(same(u.compute, ou.compute) && same(u.memory, ou.memory) &&
+                    same(u.simt, ou.simt));
+        drained += k.drain_ns > 0 && dur > k.drain_ns && u.busy < k.sm_share;
+        idle_sms += k.drain_ns >= dur && u.busy == 0.0;
+        matrix += u.simt_matrix > 0;
+      }
+    }
+    EXPECT_GT(drained, 1000u);
+    EXPECT_GT(idle_sms, 100u);
+    EXPECT_GT(matrix, 1000u);
+  }
+}
+
 TEST(ModelForms, GiveTheOldPerCallNumbersBitForBit) {
   const auto ks = kernels(400, 7);
   for (const std::string& name : kDevices) {
@@ -205,8 +262,10 @@ struct Driven {
 
 // Kernels one or two at a time with idle gaps, clock requests every few
 // kernels and the firmware cap on: every code path of the timeline's hot loop.
+// `alone`: a kernel without a second one alongside runs through run_next
+// (the single-stream replay's path: batches evaluated ahead, no running list).
 Driven drive(const Device& d, const LatencyModel& lat, const PowerModel& pow, const Governor& gov,
-             const std::vector<KernelCost>& ks) {
+             const std::vector<KernelCost>& ks, bool alone = false) {
   TimelineConfig cfg;
   cfg.core_switch.value_us = 20.0;
   cfg.memory_switch.value_us = 100.0;
@@ -225,6 +284,12 @@ Driven drive(const Device& d, const LatencyModel& lat, const PowerModel& pow, co
       tl.request(c.core_mhz, c.memory_mhz);
     }
     tl.advance(tl.now() + static_cast<std::int64_t>(rng.next() % 20000), &f);
+    if (alone && !(i + 1 < ks.size() && i % 5 == 0)) {
+      tl.run_next(ks, i, &f);
+      r.done.push_back(f);
+      tl.fire_due_events();
+      continue;
+    }
     tl.begin_kernel(ks[i], 1.0, static_cast<std::int32_t>(i));
     if (i + 1 < ks.size() && i % 5 == 0) {  // a second kernel alongside
       ++i;
@@ -242,7 +307,8 @@ Driven drive(const Device& d, const LatencyModel& lat, const PowerModel& pow, co
   return r;
 }
 
-TEST(ModelForms, FusedTimelineEqualsTheVirtualOne) {
+// `alone`: the fused timeline runs single kernels through run_next.
+void expect_fused_equals_virtual(bool alone) {
   const auto ks = kernels(3000, 5);
   for (const std::string& name : kDevices) {
     SCOPED_TRACE(name);
@@ -252,7 +318,7 @@ TEST(ModelForms, FusedTimelineEqualsTheVirtualOne) {
     const NativeGovernor gov(d, pow);
     const VirtualLatency vlat(lat);
     const VirtualPower vpow(pow);
-    const Driven fused = drive(d, lat, pow, gov, ks);
+    const Driven fused = drive(d, lat, pow, gov, ks, alone);
     const Driven virt = drive(d, vlat, vpow, gov, ks);
     ASSERT_EQ(fused.done.size(), ks.size());
     ASSERT_EQ(virt.done.size(), ks.size());
@@ -272,6 +338,17 @@ TEST(ModelForms, FusedTimelineEqualsTheVirtualOne) {
     EXPECT_GT(fused.switches, 100);
     EXPECT_GT(fused.energy_j, 0.0);
   }
+}
+
+TEST(ModelForms, FusedTimelineEqualsTheVirtualOne) {
+  expect_fused_equals_virtual(false);
+}
+
+// run_next's batches (evaluated ahead at the clocks in force, again when
+// they change: a request every 7 kernels, memory stalls, the firmware cap)
+// against begin_kernel and advance through the virtual interface.
+TEST(ModelForms, RunNextEqualsTheVirtualTimeline) {
+  expect_fused_equals_virtual(true);
 }
 
 }  // namespace
