@@ -239,6 +239,24 @@ def build_benches(torch, F, args):
                    tiny, benches[-1]]
     if args.suite == "occupancy":
         benches = occupancy_benches(torch, args) + [benches[-1]]
+    if args.suite == "burst":
+        # bf16 GEMMs in short bursts at a low duty, so that the board's
+        # average stays far below its 700 W limit and the firmware keeps
+        # 1980 MHz: tensor power at the top clock, which every calibration
+        # row above ran capped below (docs/calibration.md)
+        def burst(shape, period, on):
+            M, N_, K = shape
+            mk, per, _ = gemm_make(M, N_, K)
+            pct = round(100 * on / period)
+            return Bench(f"gemm_m{M}_n{N_}_k{K}_duty{pct}_p{round(period * 1e3)}", "mixed", mk,
+                         2 * M * N_ * K, per, kind="duty", duty=(period, on),
+                         note=f"{M}x{N_}x{K} bf16 GEMMs for {on*1e3:.1f} ms then idle, "
+                              f"period {period*1e3:.0f} ms")
+        benches = [benches[0],
+                   burst((8192, 8192, 8192), 0.100, 0.010), burst((8192, 8192, 8192), 0.100, 0.020),
+                   burst((8192, 8192, 8192), 0.050, 0.005), burst((4096, 4096, 4096), 0.100, 0.010),
+                   burst((2048, 8192, 2048), 0.100, 0.010), burst((8192, 8192, 256), 0.100, 0.010),
+                   benches[-1]]
     if args.only:
         keep = set(args.only.split(","))
         benches = [b for b in benches if b.name in keep]
@@ -534,7 +552,7 @@ def main():
     ap.add_argument("--ahead-s", type=float, default=0.03)
     ap.add_argument("--sample-s", type=float, default=0.01)
     ap.add_argument("--only", default="", help="comma-separated benchmark names")
-    ap.add_argument("--suite", choices=("calib", "extra", "occupancy"), default="calib")
+    ap.add_argument("--suite", choices=("calib", "extra", "occupancy", "burst"), default="calib")
     ap.add_argument("--no-deep-idle", action="store_true")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
