@@ -211,14 +211,7 @@ def main():
     if use_nvml:
         time.sleep(0.25)  # let the counter tick past the last step
         rows = sampler.snapshot()
-        win = nr.energy_of(rows, bounds, i0, i1)
-        half = guard + n // 2
-        sub = [nr.energy_of(rows, bounds, i0, half), nr.energy_of(rows, bounds, half, i1)]
-        cross = nr.tick_crosscheck(rows, bounds, i0, i1)
-        sm = nr.weighted_stats(rows, nr.SM, win["t0"], win["t1"])
-        pin = nr.weighted_stats(rows, nr.PINST, win["t0"], win["t1"])
-        temp = nr.weighted_stats(rows, nr.TEMP, win["t0"], win["t1"])
-        reasons = nr.reasons_or(rows, win["t0"], win["t1"])
+        win, sub, cross, sm, pin, temp, reasons = nr.window_summary(rows, bounds, i0, i1)
         measured.update({
             "name": info["name"], "driver": info["driver"],
             "power_limit_mW": info["power_limit_mW"],

@@ -301,14 +301,7 @@ def worker(rank, args):
     reasons = 0
     if measures:
         rows = sampler.snapshot()
-        win = nr.energy_of(rows, bounds, i0, i1)
-        half = guard + n_win // 2
-        sub = [nr.energy_of(rows, bounds, i0, half), nr.energy_of(rows, bounds, half, i1)]
-        cross = nr.tick_crosscheck(rows, bounds, i0, i1)
-        sm = nr.weighted_stats(rows, nr.SM, win["t0"], win["t1"])
-        pin = nr.weighted_stats(rows, nr.PINST, win["t0"], win["t1"])
-        temp = nr.weighted_stats(rows, nr.TEMP, win["t0"], win["t1"])
-        reasons = nr.reasons_or(rows, win["t0"], win["t1"])
+        win, sub, cross, sm, pin, temp, reasons = nr.window_summary(rows, bounds, i0, i1)
     it_times = [bounds[i + 1] - bounds[i] for i in range(i0, i1)]
 
     sampler.phase = "profile"

@@ -281,6 +281,18 @@ def tick_crosscheck(rows, bounds, i0, i1):
             "energy_per_step_j": (eb - ea) / 1e3 / steps if steps > 0 else None}
 
 
+def window_summary(rows, bounds, i0, i1):
+    """What a measurement file records of the window of steps i0..i1:
+    (window, [first half, second half], tick cross-check, SM clock, instant
+    power and temperature statistics (time-weighted), clock-event reasons)."""
+    win = energy_of(rows, bounds, i0, i1)
+    half = i0 + (i1 - i0) // 2
+    sub = [energy_of(rows, bounds, i0, half), energy_of(rows, bounds, half, i1)]
+    cross = tick_crosscheck(rows, bounds, i0, i1)
+    ta, tb = win["t0"], win["t1"]
+    return (win, sub, cross, weighted_stats(rows, SM, ta, tb), weighted_stats(rows, PINST, ta, tb),
+            weighted_stats(rows, TEMP, ta, tb), reasons_or(rows, ta, tb))
+
 def _segments(rows, col, ta, tb):
     """(value, weight) pairs: each sample's value holds until the next sample."""
     segs = []

@@ -72,3 +72,15 @@ def test_trace_stats_joins_kernels_to_their_launching_step(tmp_path):
     assert s1["gpu_busy_ms"] == pytest.approx(0.042) and s1["gpu_span_ms"] == pytest.approx(0.042)
     assert (s2["kernels"], s2["gpu_busy_ms"]) == (1, pytest.approx(0.010))
     assert st["kernels_total"] == 3 and st["unattributed_gpu_events"] == 1
+
+
+def test_window_summary_halves_and_statistics():
+    rows = samples_at_500_w()
+    win, sub, cross, sm, pin, temp, reasons = nr.window_summary(rows, [0.15, 0.35, 0.55], 0, 2)
+    assert win["energy_mJ"] == 200_000
+    # Halves of one step each: 0.2 s at 500 W = 100 J.
+    assert [s["energy_mJ"] for s in sub] == [100_000, 100_000]
+    assert cross["energy_per_step_j"] == pytest.approx(100.0)
+    assert sm["mean"] == pytest.approx(1980) and pin["mean"] == pytest.approx(500_000)
+    assert temp["mean"] == pytest.approx(40)
+    assert reasons == 0
