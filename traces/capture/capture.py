@@ -211,7 +211,7 @@ def main():
     if use_nvml:
         time.sleep(0.25)  # let the counter tick past the last step
         rows = sampler.snapshot()
-        win, sub, cross, sm, pin, temp, reasons = nr.window_summary(rows, bounds, i0, i1)
+        fields = nr.window_fields(rows, bounds, i0, i1)
         measured.update({
             "name": info["name"], "driver": info["driver"],
             "power_limit_mW": info["power_limit_mW"],
@@ -219,16 +219,7 @@ def main():
             "mem_clocks": info["mem_clocks"], "graphics_clocks": info["graphics_clocks"],
             "max_clock_sm": info["max_clock_sm"], "max_clock_mem": info["max_clock_mem"],
             "app_clock_sm": info["app_clock_sm"], "default_app_clock_sm": info["default_app_clock_sm"],
-            "steps": [win], "sub_windows": sub, "tick_crosscheck": cross,
-            "time_per_step_s": win["dt_s"] / win["steps"],
-            "energy_per_step_j": win["energy_mJ"] / 1e3 / win["steps"],
-            "mean_power_w": win["energy_mJ"] / 1e3 / win["dt_s"],
-            "mean_sm_mhz": sm["mean"] if sm else None,
-            "sm_mhz_p10_p50_p90": sm["q"] if sm else None,
-            "power_instant_w_p10_p50_p90": [x / 1e3 for x in pin["q"]] if pin else None,
-            "temp_c_mean": temp["mean"] if temp else None,
-            "clock_event_reasons_mask": reasons,
-            "clock_event_reasons": nr.reasons_names(reasons),
+            **fields,
         })
     else:
         dt = bounds[i1] - bounds[i0]

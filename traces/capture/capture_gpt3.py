@@ -149,6 +149,18 @@ def make_step(model, mode, batch, seq, vocab, gen):
     return step, opt
 
 
+def warmup_step_time(step, n):
+    """Run n untimed steps; the mean GPU time of the last half of them (s)."""
+    ev = [torch.cuda.Event(enable_timing=True) for _ in range(n + 1)]
+    ev[0].record()
+    for i in range(n):
+        step()
+        ev[i + 1].record()
+    torch.cuda.synchronize()
+    tail = max(1, n // 2)
+    return ev[-1 - tail].elapsed_time(ev[-1]) / 1e3 / tail
+
+
 def measure_window(step, n_steps, sampler, step_est):
     """Run guard + n_steps + guard steps back to back, boundaries marked by
     CUDA events; return boundary host times and the window indices."""
@@ -209,21 +221,14 @@ def main():
     step, _ = make_step(model, args.mode, args.batch, args.seq, cfg.vocab, gen)
 
     sampler.phase = "warmup"
-    ev = [torch.cuda.Event(enable_timing=True) for _ in range(args.warmup + 1)]
-    ev[0].record()
-    for i in range(args.warmup):
-        step()
-        ev[i + 1].record()
-    torch.cuda.synchronize()
-    tail = max(1, args.warmup // 2)
-    step_est = ev[-1 - tail].elapsed_time(ev[-1]) / 1e3 / tail
+    step_est = warmup_step_time(step, args.warmup)
     print(f"{tag}: {n_params/1e6:.1f} M params, warm-up step ~{step_est*1e3:.1f} ms", flush=True)
 
     bounds, guard, (w0, w1) = measure_window(step, args.steps, sampler, step_est)
     time.sleep(0.25)                       # let the counter tick past the last step
     rows = sampler.snapshot()
     i0, i1 = guard, guard + args.steps
-    win, sub, cross, sm, pin, temp, reasons = nr.window_summary(rows, bounds, i0, i1)
+    fields = nr.window_fields(rows, bounds, i0, i1)
     step_times = [bounds[i + 1] - bounds[i] for i in range(i0, i1)]
 
     sampler.phase = "profile"
@@ -240,7 +245,6 @@ def main():
     time.sleep(0.02)
     sampler.stop()
 
-    e_step = win["energy_mJ"] / 1e3 / win["steps"]
     measured = {
         "name": info["name"], "driver": info["driver"],
         "power_limit_mW": info["power_limit_mW"],
@@ -248,18 +252,7 @@ def main():
         "mem_clocks": info["mem_clocks"], "graphics_clocks": info["graphics_clocks"],
         "max_clock_sm": info["max_clock_sm"], "max_clock_mem": info["max_clock_mem"],
         "app_clock_sm": info["app_clock_sm"], "default_app_clock_sm": info["default_app_clock_sm"],
-        "steps": [win],
-        "sub_windows": sub,
-        "tick_crosscheck": cross,
-        "time_per_step_s": win["dt_s"] / win["steps"],
-        "energy_per_step_j": e_step,
-        "mean_power_w": win["energy_mJ"] / 1e3 / win["dt_s"],
-        "mean_sm_mhz": sm["mean"] if sm else None,
-        "sm_mhz_p10_p50_p90": sm["q"] if sm else None,
-        "power_instant_w_p10_p50_p90": [x / 1e3 for x in pin["q"]] if pin else None,
-        "temp_c_mean": temp["mean"] if temp else None,
-        "clock_event_reasons_mask": reasons,
-        "clock_event_reasons": nr.reasons_names(reasons),
+        **fields,
         "step_time_s_min_max": [min(step_times), max(step_times)],
         "guard_steps_each_side": guard,
         "warmup_steps": args.warmup,
@@ -287,12 +280,13 @@ def main():
         nr.write_samples_csv(sampler.rows, f)
 
     ks = [s["kernels"] for s in stats["steps"]]
+    cross = measured["tick_crosscheck"]
     print(f"{tag}: {args.steps} steps  {measured['time_per_step_s']*1e3:.2f} ms/step  "
-          f"{e_step:.2f} J/step  {measured['mean_power_w']:.1f} W  "
-          f"SM {measured['mean_sm_mhz']:.0f} MHz  reasons {hex(reasons)}  "
+          f"{measured['energy_per_step_j']:.2f} J/step  {measured['mean_power_w']:.1f} W  "
+          f"SM {measured['mean_sm_mhz']:.0f} MHz  reasons {hex(measured['clock_event_reasons_mask'])}  "
           f"kernels/step {ks}  trace {os.path.getsize(kpath)/1e6:.2f} MB  "
           f"(tick check {cross['energy_per_step_j'] if cross else float('nan'):.2f} J/step; "
-          f"halves {[round(s['energy_mJ']/1e3/s['steps'], 2) for s in sub]}; "
+          f"halves {[round(s['energy_mJ']/1e3/s['steps'], 2) for s in measured['sub_windows']]}; "
           f"total {time.perf_counter() - t_start:.1f} s)", flush=True)
 
 

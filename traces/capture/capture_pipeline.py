@@ -273,16 +273,8 @@ def worker(rank, args):
     iteration = make_iteration(stage, opt, p2p, world, rank, m, idx, tgt, cfg.vocab)
 
     sampler.phase = "warmup"
-    ev = [torch.cuda.Event(enable_timing=True) for _ in range(args.warmup + 1)]
-    ev[0].record()
-    for i in range(args.warmup):
-        iteration()
-        ev[i + 1].record()
-    torch.cuda.synchronize()
-    tail = max(1, args.warmup // 2)
-    est = torch.tensor([ev[-1 - tail].elapsed_time(ev[-1]) / 1e3 / tail])
     # Every rank must run the same number of iterations: rank 0's estimate.
-    plan = [est.item()]
+    plan = [g3.warmup_step_time(iteration, args.warmup)]
     dist.broadcast_object_list(plan, src=0)
     step_est = plan[0]
     n_win = max(args.min_steps, math.ceil(args.window_s / max(step_est, 1e-4)))
@@ -297,11 +289,10 @@ def worker(rank, args):
     dist.barrier()
     time.sleep(0.25)                      # let the counter tick past the window
     i0, i1 = guard, guard + n_win
-    win = sub = cross = sm = pin = temp = None
-    reasons = 0
+    fields = {}
     if measures:
         rows = sampler.snapshot()
-        win, sub, cross, sm, pin, temp, reasons = nr.window_summary(rows, bounds, i0, i1)
+        fields = nr.window_fields(rows, bounds, i0, i1)
     it_times = [bounds[i + 1] - bounds[i] for i in range(i0, i1)]
 
     sampler.phase = "profile"
@@ -348,16 +339,7 @@ def worker(rank, args):
     }
     if measures:
         measured.update({
-            "steps": [win], "sub_windows": sub, "tick_crosscheck": cross,
-            "energy_per_step_j": win["energy_mJ"] / 1e3 / win["steps"],
-            "mean_power_w": win["energy_mJ"] / 1e3 / win["dt_s"],
-            "time_per_step_s": win["dt_s"] / win["steps"],
-            "mean_sm_mhz": sm["mean"] if sm else None,
-            "sm_mhz_p10_p50_p90": sm["q"] if sm else None,
-            "power_instant_w_p10_p50_p90": [x / 1e3 for x in pin["q"]] if pin else None,
-            "temp_c_mean": temp["mean"] if temp else None,
-            "clock_event_reasons_mask": reasons,
-            "clock_event_reasons": nr.reasons_names(reasons),
+            **fields,
             "sampler": {"period_s": args.sample_ms / 1e3, "rows": len(sampler.rows),
                         "errors": sampler.errors},
         })

@@ -281,17 +281,30 @@ def tick_crosscheck(rows, bounds, i0, i1):
             "energy_per_step_j": (eb - ea) / 1e3 / steps if steps > 0 else None}
 
 
-def window_summary(rows, bounds, i0, i1):
-    """What a measurement file records of the window of steps i0..i1:
-    (window, [first half, second half], tick cross-check, SM clock, instant
-    power and temperature statistics (time-weighted), clock-event reasons)."""
+def window_fields(rows, bounds, i0, i1):
+    """A measurement file's fields for the window of steps i0..i1: the window
+    and its two halves, the tick cross-check, time, energy and power per step,
+    the time-weighted SM clock, instant power and temperature, and the
+    clock-event reasons."""
     win = energy_of(rows, bounds, i0, i1)
     half = i0 + (i1 - i0) // 2
-    sub = [energy_of(rows, bounds, i0, half), energy_of(rows, bounds, half, i1)]
-    cross = tick_crosscheck(rows, bounds, i0, i1)
     ta, tb = win["t0"], win["t1"]
-    return (win, sub, cross, weighted_stats(rows, SM, ta, tb), weighted_stats(rows, PINST, ta, tb),
-            weighted_stats(rows, TEMP, ta, tb), reasons_or(rows, ta, tb))
+    sm, pin, temp = (weighted_stats(rows, col, ta, tb) for col in (SM, PINST, TEMP))
+    reasons = reasons_or(rows, ta, tb)
+    return {
+        "steps": [win],
+        "sub_windows": [energy_of(rows, bounds, i0, half), energy_of(rows, bounds, half, i1)],
+        "tick_crosscheck": tick_crosscheck(rows, bounds, i0, i1),
+        "time_per_step_s": win["dt_s"] / win["steps"],
+        "energy_per_step_j": win["energy_mJ"] / 1e3 / win["steps"],
+        "mean_power_w": win["energy_mJ"] / 1e3 / win["dt_s"],
+        "mean_sm_mhz": sm["mean"] if sm else None,
+        "sm_mhz_p10_p50_p90": sm["q"] if sm else None,
+        "power_instant_w_p10_p50_p90": [x / 1e3 for x in pin["q"]] if pin else None,
+        "temp_c_mean": temp["mean"] if temp else None,
+        "clock_event_reasons_mask": reasons,
+        "clock_event_reasons": reasons_names(reasons),
+    }
 
 def _segments(rows, col, ta, tb):
     """(value, weight) pairs: each sample's value holds until the next sample."""

@@ -74,13 +74,16 @@ def test_trace_stats_joins_kernels_to_their_launching_step(tmp_path):
     assert st["kernels_total"] == 3 and st["unattributed_gpu_events"] == 1
 
 
-def test_window_summary_halves_and_statistics():
+def test_window_fields_halves_and_statistics():
     rows = samples_at_500_w()
-    win, sub, cross, sm, pin, temp, reasons = nr.window_summary(rows, [0.15, 0.35, 0.55], 0, 2)
-    assert win["energy_mJ"] == 200_000
+    f = nr.window_fields(rows, [0.15, 0.35, 0.55], 0, 2)
+    assert f["steps"][0]["energy_mJ"] == 200_000
     # Halves of one step each: 0.2 s at 500 W = 100 J.
-    assert [s["energy_mJ"] for s in sub] == [100_000, 100_000]
-    assert cross["energy_per_step_j"] == pytest.approx(100.0)
-    assert sm["mean"] == pytest.approx(1980) and pin["mean"] == pytest.approx(500_000)
-    assert temp["mean"] == pytest.approx(40)
-    assert reasons == 0
+    assert [s["energy_mJ"] for s in f["sub_windows"]] == [100_000, 100_000]
+    assert f["tick_crosscheck"]["energy_per_step_j"] == pytest.approx(100.0)
+    assert f["energy_per_step_j"] == pytest.approx(100.0)
+    assert f["time_per_step_s"] == pytest.approx(0.2) and f["mean_power_w"] == pytest.approx(500.0)
+    assert f["mean_sm_mhz"] == pytest.approx(1980)
+    assert f["power_instant_w_p10_p50_p90"] == [500.0, 500.0, 500.0]
+    assert f["temp_c_mean"] == pytest.approx(40)
+    assert f["clock_event_reasons_mask"] == 0 and f["clock_event_reasons"] == []
