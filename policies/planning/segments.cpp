@@ -108,6 +108,21 @@ struct Dp {
     ac.assign(bc.size(), 0);
   }
 
+  // No plan run() returns takes less time than this (DpResult::time): each
+  // position's least time over the candidates, summed in the order run()
+  // sums the chosen ones (rounding is monotone, so the sum of the least is
+  // at most the sum of the chosen; the stalls only add).
+  double least_time() const {
+    const std::size_t n = gap.size(), P = cand.size();
+    double s = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      double m = kInf;
+      for (std::size_t j = 0; j < P; ++j) m = std::min(m, T[k * P + j]);
+      s += m;
+    }
+    return s;
+  }
+
   DpResult run(double lambda) const {
     const std::size_t n = gap.size(), P = cand.size();
     auto S = [&](std::size_t b, std::size_t j) { return SE[b * P + j] + lambda * ST[b * P + j]; };
@@ -406,13 +421,15 @@ SegmentPlan plan_segments(const SegmentPlanInput& in, const Emulation& em0) {
     for (int round = 0; round < kSegmentRounds && !mode_pruned; ++round) {
       if (repeats) {
         ++rounds;
-        const double kb = budget - gaps - tighten;
-        double dual = std::max(lo_lagr, hi_lagr - hi_lambda * kb);
-        for (const Tried& t : tried) dual = std::max(dual, t.lagr - t.lambda * kb);
-        if (have && dual > best_dp_energy * (1 + kPruneTolerance)) {
-          ++pruned;
-          mode_pruned = true;
-          break;
+        if (have) {
+          const double kb = budget - gaps - tighten;
+          double dual = std::max(lo_lagr, hi_lagr - hi_lambda * kb);
+          for (const Tried& t : tried) dual = std::max(dual, t.lagr - t.lambda * kb);
+          if (dual > best_dp_energy * (1 + kPruneTolerance)) {
+            ++pruned;
+            mode_pruned = true;
+            break;
+          }
         }
         tighten += tightening_ns(repeat_overshoot, budget);
         continue;
@@ -433,7 +450,72 @@ SegmentPlan plan_segments(const SegmentPlanInput& in, const Emulation& em0) {
       int iters = 0;
       bool dp_met = true;  // some multiplier tried met the DP's budget
       tried.clear();
-      if (in.objective.kind == ObjectiveKind::waste) {
+      // This round's Lagrangians by multiplier, each DP run once (below: the
+      // ones only the dual bound needs, computed when it is needed).
+      std::vector<Tried> lagrs;
+      auto lagr_at = [&](double lambda) {
+        for (const Tried& t : lagrs)
+          if (t.lambda == lambda) return t.lagr;
+        const double v = dp.run(lambda).lagr;
+        lagrs.push_back({lambda, v});
+        return v;
+      };
+      // Set when the search's Lagrangians are not computed yet (the
+      // multipliers are in `tried` and `later`).
+      bool deferred = false;
+      std::vector<double> later;
+      double hr_lagr = 0, kb_used = 0;
+      auto deferred_dual = [&](bool all) {
+        double b = std::max(lagr_at(0.0), hr_lagr - lam * kb_used);
+        for (Tried& t : tried) {
+          t.lagr = lagr_at(t.lambda);
+          b = std::max(b, t.lagr - t.lambda * kb_used);
+        }
+        if (all)
+          for (const double l : later) b = std::max(b, lagr_at(l) - l * kb_used);
+        return b;
+      };
+      if (in.objective.kind == ObjectiveKind::waste && dp.least_time() > budget - gaps - tighten) {
+        // Every plan the DP may return misses its budget (least_time), so
+        // the search below would raise hi to its limit and bisect towards it
+        // without a feasible step, returning the plan at the limit. That
+        // course is followed here without its other DPs: they only feed the
+        // dual bound, whose Lagrangians are computed if the bound is used
+        // (pruning, the report, a repeated round's pruning), each as the
+        // search computes it, so the plan and its report are the same.
+        const double kb = budget - gaps - tighten;
+        double hi = 1e-6;
+        while (hi < 1e3) hi *= 4;
+        sol = dp.run(hi);
+        lam = hi;
+        hr_lagr = sol.lagr;
+        kb_used = kb;
+        deferred = true;
+        dp_met = false;
+        double l = 0;
+        auto walk = [&](int steps, auto&& visit) {
+          int k = 0;
+          for (; k < steps && hi - l > kBisectionTolerance * hi; ++k) {
+            l = 0.5 * (l + hi);
+            visit(l);
+          }
+          return k;
+        };
+        iters = walk(kPruneSteps, [&](double m) { tried.push_back({m, 0.0}); });
+        lo_lagr = 0;
+        hi_lambda = hi;
+        hi_lagr = sol.lagr;
+        if (have) {
+          dual = deferred_dual(false);
+          lo_lagr = lagr_at(0.0);
+          if (dual > best_dp_energy * (1 + kPruneTolerance)) {
+            ++pruned;
+            mode_pruned = true;
+            break;
+          }
+        }
+        iters += walk(kBisectionSteps - iters, [&](double m) { later.push_back(m); });
+      } else if (in.objective.kind == ObjectiveKind::waste) {
         const double kb = budget - gaps - tighten;
         DpResult lo = dp.run(0.0);
         if (lo.time <= kb) {
@@ -498,6 +580,7 @@ SegmentPlan plan_segments(const SegmentPlanInput& in, const Emulation& em0) {
       const bool feasible = !in.objective.time_bounded() || !(em.time_ns > budget);
       const double score = in.objective.score(em.energy_j, em.time_ns);
       if (feasible && score < best_score) {
+        if (deferred) dual = deferred_dual(true);
         best_score = score;
         best_pairs = pairs;
         best_em = em;
