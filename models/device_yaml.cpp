@@ -293,12 +293,18 @@ void parse(const YAML::Node& root, Reader& r, Device& d) {
   const YAML::Node c = r.child(root, "", "compute");
   r.only_keys(c, "compute",
               {"sm_count", "tensor_flops_per_clock_per_sm", "fp32_flops_per_clock_per_sm",
-               "warp_schedulers_per_sm"});
+               "warp_schedulers_per_sm", "kernel_gap_ns", "graph_kernel_gap_ns"});
   d.sm_count = static_cast<std::int32_t>(r.number(c, "compute", "sm_count", 1, 10000));
   d.tensor_flops_per_clock_per_sm = r.number(c, "compute", "tensor_flops_per_clock_per_sm", 1, 1e6);
   d.fp32_flops_per_clock_per_sm = r.number(c, "compute", "fp32_flops_per_clock_per_sm", 1, 1e6);
   d.warp_schedulers_per_sm =
       static_cast<std::int32_t>(r.number(c, "compute", "warp_schedulers_per_sm", 1, 64));
+  // Optional: the GPU's idle time between consecutive kernels of a stream
+  // (0, not modelled, when the file gives none; docs/validation.md, "Gaps
+  // between kernels on the GPU").
+  if (c["kernel_gap_ns"]) d.kernel_gap_ns = r.number(c, "compute", "kernel_gap_ns", 0, 1e6);
+  if (c["graph_kernel_gap_ns"])
+    d.graph_kernel_gap_ns = r.number(c, "compute", "graph_kernel_gap_ns", 0, 1e6);
 
   const YAML::Node m = r.child(root, "", "memory");
   r.only_keys(m, "memory", {"bandwidth_gbs", "bandwidth_memory_mhz"});

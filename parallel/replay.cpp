@@ -35,6 +35,17 @@ RunResult ParallelRun::as_run_result() const {
 namespace {
 
 // The kernels of one instruction kind of a stage, with their time scale.
+// The device's idle time between two consecutive kernels of an instruction
+// (Device::kernel_gap_ns; the shorter graph gap inside one CUDA-graph launch,
+// as the single-GPU replay does).
+std::int64_t kernel_gap_ns(const ParallelInputs& in, std::uint32_t prev, std::uint32_t next) {
+  const Kernel& a = in.workload->kernels[prev];
+  const Kernel& b = in.workload->kernels[next];
+  return std::llround(b.correlation >= 0 && b.correlation == a.correlation
+                          ? in.device->graph_kernel_gap_ns
+                          : in.device->kernel_gap_ns);
+}
+
 const std::vector<std::uint32_t>& kernels_of(const StageWork& st, InstrKind k) {
   return k == InstrKind::forward ? st.forward
                                  : (k == InstrKind::backward ? st.backward : st.optimizer);
@@ -71,7 +82,7 @@ class Gpu final : public TimelineContext<PipelineContext> {
         std::vector<KernelCost> costs;
         for (auto i : st.forward) costs.push_back((*in_.costs)[i]);
         for (auto i : st.backward) costs.push_back((*in_.costs)[i]);
-        tl_.warm_firmware(costs, std::vector<double>(costs.size(), 0.0));
+        tl_.warm_firmware(costs, std::vector<double>(costs.size(), in_.device->kernel_gap_ns));
         caps.emplace(key, tl_.cap_mhz());
       }
     }
@@ -88,7 +99,12 @@ class Gpu final : public TimelineContext<PipelineContext> {
     const StageWork& st = in_.job->stages[static_cast<std::size_t>(n.stage)];
     const double scale = scale_ * (n.kind == InstrKind::optimizer ? st.optimizer_scale : 1.0);
     kpos_ = 0;
-    for (const std::uint32_t k : kernels_of(st, n.kind)) {
+    const std::vector<std::uint32_t>& ks = kernels_of(st, n.kind);
+    for (const std::uint32_t k : ks) {
+      if (kpos_ > 0) {
+        const std::int64_t gap = kernel_gap_ns(in_, ks[kpos_ - 1], k);
+        if (gap > 0) tl_.advance(tl_.now() + gap, &done);
+      }
       tl_.fire_due_events();
       policy_->on_kernel_start(*this, k);
       tl_.fire_due_events();
@@ -220,14 +236,20 @@ InstructionProfile profile_instruction(const ParallelInputs& in, int stage, Inst
     std::vector<KernelCost> costs;
     for (auto i : st.forward) costs.push_back((*in.costs)[i]);
     for (auto i : st.backward) costs.push_back((*in.costs)[i]);
-    tl.warm_firmware(costs, std::vector<double>(costs.size(), 0.0));
+    tl.warm_firmware(costs, std::vector<double>(costs.size(), in.device->kernel_gap_ns));
   }
   tl.start(0);
   const double scale = kind == InstrKind::optimizer ? st.optimizer_scale : 1.0;
   FinishedKernel done;
   InstructionProfile out;
-  for (const std::uint32_t k : kernels_of(st, kind)) {
+  const std::vector<std::uint32_t>& ks = kernels_of(st, kind);
+  for (std::size_t j = 0; j < ks.size(); ++j) {
+    const std::uint32_t k = ks[j];
     const double t0 = static_cast<double>(tl.now()), e0 = tl.energy_j();
+    if (j > 0) {  // the gap before a kernel is charged to it
+      const std::int64_t gap = kernel_gap_ns(in, ks[j - 1], k);
+      if (gap > 0) tl.advance(tl.now() + gap, &done);
+    }
     tl.fire_due_events();
     tl.begin_kernel((*in.costs)[k], scale, static_cast<std::int32_t>(k));
     while (!tl.advance(GpuTimeline::kNever, &done)) {

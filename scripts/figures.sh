@@ -5,12 +5,15 @@
 # This is the only way the committed figures of notebooks/figures/ are
 # written: a notebook run by hand writes to results/figures/.
 #
-#   scripts/figures.sh [--small] [--headline] [--jobs N] [--dvfsim PATH]
+#   scripts/figures.sh [--small] [--headline] [--only E1,E2] [--jobs N] [--dvfsim PATH]
 #
 #   --small      the CI-sized experiments of experiments/small/ (a few minutes on
 #                2 cores); results in results/small/, figures in
 #                notebooks/figures/small/
 #   --headline   only the headline figures: switch latency (03) and Table 2 (01)
+#   --only LIST  only these experiments (comma-separated names of experiments/),
+#                and the notebooks they feed; a notebook that draws several
+#                experiments needs the others' results in the results directory
 #   --jobs N     parallel runs per sweep (default: all cores)
 #   --dvfsim P   the dvfsim program (default: $DVFSIM, build/apps/dvfsim,
 #                build*/apps/dvfsim, or dvfsim on PATH)
@@ -25,14 +28,17 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 small=0
 headline=0
+only=""
 jobs=""
 dvfsim="${DVFSIM:-}"
 
-usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --small) small=1 ;;
     --headline) headline=1 ;;
+    --only) only="${2:?--only needs experiment names}"; shift ;;
+    --only=*) only="${1#--only=}" ;;
     --jobs) jobs="${2:?--jobs needs a number}"; shift ;;
     --jobs=*) jobs="${1#--jobs=}" ;;
     --dvfsim) dvfsim="${2:?--dvfsim needs a path}"; shift ;;
@@ -114,6 +120,12 @@ declare -A notebook=(
 # experiments whose notebooks read timeline.csv (written only with --full-outputs)
 declare -A full_outputs=([step_policies]=1)
 [[ $headline -eq 1 ]] && experiments=(switch_latency table2_3080ti)
+if [[ -n "$only" ]]; then
+  IFS=, read -r -a experiments <<<"$only"
+  for e in "${experiments[@]}"; do
+    [[ -n "${notebook[$e]:-}" ]] || { echo "figures.sh: --only: unknown experiment '$e'" >&2; exit 2; }
+  done
+fi
 
 status=0
 t_start=$SECONDS

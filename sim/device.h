@@ -61,6 +61,12 @@ struct Device {
   double fp32_flops_per_clock_per_sm = 0.0;
   // Warp instructions an SM can issue per clock (one per warp scheduler).
   std::int32_t warp_schedulers_per_sm = 0;
+  // The GPU's idle time between the end of a kernel and the start of the next
+  // one on the same stream when the next was launched in time (the front end
+  // setting up the next grid): after a kernel launched on its own, and between
+  // two kernels of one CUDA-graph launch (one correlation id). 0: not modelled.
+  double kernel_gap_ns = 0.0;
+  double graph_kernel_gap_ns = 0.0;
   double dram_bandwidth_gbs = 0.0;             // at `dram_bandwidth_memory_mhz`
   std::int32_t dram_bandwidth_memory_mhz = 0;  // bandwidth scales with the memory clock
 

@@ -50,7 +50,9 @@ class Replay final : public TimelineContext<PolicyContext> {
         in_(in),
         w_(*in.workload),
         policy_(policy),
-        cfg_(cfg) {
+        cfg_(cfg),
+        kernel_gap_ns_(std::llround(in.device->kernel_gap_ns)),
+        graph_gap_ns_(std::llround(in.device->graph_kernel_gap_ns)) {
     origin_ns_ = w_.kernels.front().host_launch_ns;
     res_.policy = in.policy_name;
   }
@@ -161,7 +163,8 @@ class Replay final : public TimelineContext<PolicyContext> {
         delay = std::max(begin + delay, f_sim) + lag - end;
       }
       const std::int64_t ready = k.host_launch_ns - origin_ns_ + delay;
-      const std::int64_t start = i == 0 ? ready : std::max(ready, free_ns);
+      const std::int64_t start =
+          i == 0 ? ready : std::max(ready, free_ns + gap_ns(w_.kernels[i - 1], k));
       if (i > 0) gaps[i - 1] = static_cast<double>(start - free_ns);
       free_ns = start + k.work.duration_ns;
       end_ns[i] = free_ns;
@@ -199,6 +202,7 @@ class Replay final : public TimelineContext<PolicyContext> {
     FinishedKernel done;
     for (std::uint32_t i = 0; i < n; ++i) {
       const Kernel& k = w_.kernels[i];
+      if (i > 0) gpu_free += gap_ns(w_.kernels[i - 1], k);
       // Every kernel before i has ended: the syncs before it apply at once.
       while (next_sync_ < w_.syncs.size() &&
              w_.syncs[next_sync_].host_begin_ns <= k.host_launch_ns &&
@@ -270,8 +274,15 @@ class Replay final : public TimelineContext<PolicyContext> {
         if (s.next >= s.kernels.size()) continue;
         const std::uint32_t k = s.kernels[s.next];
         if (k >= launched_ || !preds_done(k)) continue;
-        if (ready_ns_[k] > tl_.now()) {
-          next = std::min(next, ready_ns_[k]);
+        std::int64_t ready = ready_ns_[k];
+        if (s.next > 0) {  // the device gap after the stream's previous kernel
+          const std::uint32_t p = s.kernels[s.next - 1];
+          const KernelResult& pr = res_.kernels[p];
+          ready =
+              std::max(ready, pr.start_ns + pr.duration_ns + gap_ns(w_.kernels[p], w_.kernels[k]));
+        }
+        if (ready > tl_.now()) {
+          next = std::min(next, ready);
         } else if (!best || k < best_k) {
           best = &s;
           best_k = k;
@@ -298,6 +309,14 @@ class Replay final : public TimelineContext<PolicyContext> {
     KernelResult& out = res_.kernels[i];
     out.requested_core_mhz = tl_.wanted().core_mhz;
     out.requested_memory_mhz = tl_.wanted().memory_mhz;
+  }
+
+  // The GPU's idle time between two consecutive kernels of a stream when the
+  // second was launched in time: shorter inside one CUDA-graph launch (the
+  // kernels share its correlation id) than between separate launches.
+  std::int64_t gap_ns(const Kernel& prev, const Kernel& next) const {
+    return next.correlation >= 0 && next.correlation == prev.correlation ? graph_gap_ns_
+                                                                         : kernel_gap_ns_;
   }
 
   void finish(const FinishedKernel& f) {
@@ -374,6 +393,8 @@ class Replay final : public TimelineContext<PolicyContext> {
   const Workload& w_;
   Policy& policy_;
   const EngineConfig& cfg_;
+  const std::int64_t kernel_gap_ns_;  // Device::kernel_gap_ns
+  const std::int64_t graph_gap_ns_;   // Device::graph_kernel_gap_ns
   std::int64_t origin_ns_ = 0;
   RunResult res_;
   std::int64_t host_delay_ns_ = 0;

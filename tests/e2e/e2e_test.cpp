@@ -50,9 +50,10 @@ TEST_F(ShippedTrace, NativeReproducesTracedStepAndMeasuredEnergy) {
   const double t = double(s["time_per_iteration_s"]);
   const double e = double(s["energy_per_iteration_j"]);
   // The traced step is a profiled one: the replay's firmware settles on the
-  // replayed timeline (155.99 ms, +2.1 % of it); the unprofiled measured
-  // step below is the one to match.
-  EXPECT_NEAR(t, kTracedStepS, 0.025 * kTracedStepS) << "time per iteration " << t;
+  // replayed timeline, and the replay adds the device gap between kernels
+  // (156.68 ms, +2.5 % of it); the unprofiled measured step below is the one
+  // to match.
+  EXPECT_NEAR(t, kTracedStepS, 0.03 * kTracedStepS) << "time per iteration " << t;
   EXPECT_NEAR(e, kMeasuredStepJ, 0.05 * kMeasuredStepJ) << "energy per iteration " << e;
   // And within 2 % of the unprofiled measured step too.
   EXPECT_NEAR(t, kMeasuredStepS, 0.02 * kMeasuredStepS);

@@ -49,6 +49,20 @@ TEST(DeviceYaml, H200LoadsWithTheMeasuredClocks) {
   for (const auto& s : ld.sources) EXPECT_FALSE(s.source.empty()) << s.field;
 }
 
+TEST(DeviceYaml, TheKernelGapIsOptionalAndRangeChecked) {
+  const Device d = load_device_yaml(h200_text(), "h200.yaml").device;
+  EXPECT_DOUBLE_EQ(d.kernel_gap_ns, 900.0);
+  EXPECT_DOUBLE_EQ(d.graph_kernel_gap_ns, 310.0);
+  // Absent: 0 (not modelled).
+  std::string t = h200_text();
+  const auto at = t.find("  kernel_gap_ns:");
+  t.erase(at, t.find('\n', at) + 1 - at);
+  EXPECT_DOUBLE_EQ(load_device_yaml(t, "test.yaml").device.kernel_gap_ns, 0.0);
+  const std::string e =
+      error_of(replace(h200_text(), "kernel_gap_ns: {value: 900", "kernel_gap_ns: {value: -1"));
+  EXPECT_NE(e.find("compute.kernel_gap_ns"), std::string::npos) << e;
+}
+
 TEST(DeviceYaml, VoltageCurveIsMonotoneAndInterpolates) {
   const Device d = load_device_yaml(h200_text(), "h200.yaml").device;
   double last = 0;

@@ -37,6 +37,56 @@ TEST(Engine, HostGapIsIdlePowerAtCurrentClocks) {
   EXPECT_EQ(r.iteration_time_ns[0], 25'000'000);
 }
 
+// The device gap (Device::kernel_gap_ns, graph_kernel_gap_ns): a kernel
+// launched in time starts a gap after its predecessor on the stream ends, the
+// shorter graph gap when both came from one CUDA-graph launch (one
+// correlation id). Gaps of 1 ms and 0.25 ms so that the sums are by hand.
+TEST(Engine, KernelsLaunchedInTimeStartTheDeviceGapAfterThePreviousOne) {
+  Workload w = toy_workload({10.0, 10.0, 10.0});
+  w.kernels[0].correlation = 3;
+  w.kernels[1].correlation = 7;  // kernels 1 and 2: one graph launch
+  w.kernels[2].correlation = 7;
+  ToyRig rig(w);
+  rig.device.kernel_gap_ns = 1e6;
+  rig.device.graph_kernel_gap_ns = 0.25e6;
+  ScriptedPolicy p;
+  const RunResult r = rig.run(p, no_cap());
+  EXPECT_EQ(r.kernels[1].start_ns, 11'000'000);  // 10 ms + the launch gap
+  EXPECT_EQ(r.kernels[2].start_ns, 21'250'000);  // 21 ms + the graph gap
+  EXPECT_EQ(r.end_ns - r.begin_ns, 31'250'000);
+  // 3 x 200 W x 10 ms + 100 W idle x 1.25 ms.
+  EXPECT_DOUBLE_EQ(r.energy_j, 6.0 + 0.125);
+}
+
+TEST(Engine, TheDeviceGapIsAMinimumNotAddedToAHostGap) {
+  // Kernel 1 launched at 15 ms, after kernel 0 ended and the 1 ms gap passed:
+  // it starts at its launch, as without a gap: 2 + 0.5 + 2 J.
+  ToyRig rig(toy_workload({10.0, 10.0}, {0.0, 15.0}));
+  rig.device.kernel_gap_ns = 1e6;
+  ScriptedPolicy p;
+  const RunResult r = rig.run(p, no_cap());
+  EXPECT_EQ(r.kernels[1].start_ns, 15'000'000);
+  EXPECT_DOUBLE_EQ(r.energy_j, 4.5);
+}
+
+TEST(Engine, TheDeviceGapHoldsPerStream) {
+  // Kernel 0 (stream 0) and kernel 1 (stream 1) overlap in the trace and run
+  // together (200 W: ToyPower's busy saturates); kernel 2 follows kernel 0 on
+  // stream 0 a 1 ms gap after it: 2 J + 100 W x 1 ms + 2 J in 21 ms.
+  Workload w = toy_workload({10.0, 10.0, 10.0});
+  w.kernels[1].stream = 1;
+  w.kernels[1].traced_start_ns = 0;
+  w.kernels[2].traced_start_ns = 10'000'000;
+  ToyRig rig(w);
+  rig.device.kernel_gap_ns = 1e6;
+  ScriptedPolicy p;
+  const RunResult r = rig.run(p, no_cap());
+  EXPECT_EQ(r.kernels[1].start_ns, 0);
+  EXPECT_EQ(r.kernels[2].start_ns, 11'000'000);
+  EXPECT_EQ(r.end_ns - r.begin_ns, 21'000'000);
+  EXPECT_DOUBLE_EQ(r.energy_j, 4.1);
+}
+
 TEST(Engine, SwitchLandsAfterLatencyAndKernelRunsAtOldClocksMeanwhile) {
   // At the start of the 10 ms kernel the policy asks for 1000 MHz; the switch
   // takes 4 ms. 4 ms at 2000 MHz do 40 % of the work; the other 60 % take
