@@ -11,6 +11,7 @@ class MaxPolicy final : public Policy {
     const Device& d = ctx.device();
     ctx.request(d.max_core_mhz(), d.max_memory_mhz());
   }
+  bool acts_per_kernel() const override { return false; }
 };
 
 const bool registered = register_policy({

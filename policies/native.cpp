@@ -5,7 +5,10 @@
 namespace dvfsim {
 namespace {
 
-class NativePolicy final : public Policy {};
+class NativePolicy final : public Policy {
+ public:
+  bool acts_per_kernel() const override { return false; }
+};
 
 const bool registered = register_policy({
     "native",

@@ -21,7 +21,10 @@ namespace {
 
 // While the run replays, the GPU is left alone (as native): the limit is
 // the whole decision.
-class PowerLimitPolicy final : public Policy {};
+class PowerLimitPolicy final : public Policy {
+ public:
+  bool acts_per_kernel() const override { return false; }
+};
 
 double choose(const Params& p, const PowerLimitProfiler& prof) {
   const auto started = std::chrono::steady_clock::now();

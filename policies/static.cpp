@@ -11,6 +11,7 @@ class StaticPolicy final : public Policy {
   void begin(PolicyContext& ctx) override {
     ctx.request(core_mhz_, memory_mhz_ > 0 ? memory_mhz_ : ctx.device().default_memory_mhz);
   }
+  bool acts_per_kernel() const override { return false; }
 
  private:
   std::int32_t core_mhz_, memory_mhz_;

@@ -20,6 +20,7 @@ namespace {
 class StaticBest final : public Policy {
  public:
   explicit StaticBest(const Params& p) : objective_(parse_objective(p, "static-best")) {}
+  bool acts_per_kernel() const override { return false; }
 
   void begin(PolicyContext& ctx) override {
     const auto started = std::chrono::steady_clock::now();

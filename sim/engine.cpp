@@ -50,6 +50,7 @@ class Replay final : public TimelineContext<PolicyContext> {
         in_(in),
         w_(*in.workload),
         policy_(policy),
+        per_kernel_(policy.acts_per_kernel()),
         cfg_(cfg),
         kernel_gap_ns_(std::llround(in.device->kernel_gap_ns)),
         graph_gap_ns_(std::llround(in.device->graph_kernel_gap_ns)) {
@@ -59,7 +60,6 @@ class Replay final : public TimelineContext<PolicyContext> {
 
   RunResult run() {
     const auto n = w_.kernels.size();
-    res_.kernels.resize(n);
     res_.iterations = w_.iterations;
     res_.iteration_time_ns.assign(static_cast<std::size_t>(w_.iterations), 0);
     res_.iteration_energy_j.assign(static_cast<std::size_t>(w_.iterations), 0.0);
@@ -69,24 +69,26 @@ class Replay final : public TimelineContext<PolicyContext> {
     // Requests made in begin() land before the replay: the GPU was set up
     // before the traced work started.
     tl_.land_pending_now();
-    // One pass over the kernels (large records: each pass costs cache misses
-    // on the replay's hot path): the latest traced end so far and whether
-    // they use several streams; the idle gaps for the firmware warm-up only
-    // when no earlier replay of the run warmed up already.
+    // Whether the kernels use several streams; the latest traced end so far
+    // (Stream::ended_by) as the syncs need it, unless the firmware warm-up
+    // needs them all (only when no earlier replay of the run warmed up).
     const bool warm =
         cfg_.power_cap && cfg_.warm_firmware && !tl_.warm_firmware_cached(in_.warm_cache);
     Stream& one = streams_.emplace_back();
     one.id = w_.kernels.front().stream;
     one.next = 0;
-    one.ended_by.resize(n);
-    std::int64_t ended_by = std::numeric_limits<std::int64_t>::min();
-    for (std::size_t i = 0; i < n; ++i) {
-      const Kernel& a = w_.kernels[i];
-      multi_stream_ = multi_stream_ || a.stream != one.id;
-      ended_by = std::max(ended_by, a.traced_start_ns + a.work.duration_ns);
-      one.ended_by[i] = ended_by;
+    for (const Kernel& a : w_.kernels) multi_stream_ = multi_stream_ || a.stream != one.id;
+    if (warm) {
+      extend_ended_by(one.ended_by, n);
+      tl_.warm_firmware(*in_.costs, replayed_gaps(one.ended_by), in_.warm_cache);
     }
-    if (warm) tl_.warm_firmware(*in_.costs, replayed_gaps(one.ended_by), in_.warm_cache);
+    // On one stream the rows are written in order as kernels end, once each
+    // (not zeroed first); on several a kernel's row gets its requested
+    // clocks when it starts.
+    if (multi_stream_)
+      res_.kernels.resize(n);
+    else
+      res_.kernels.reserve(n);
 
     const std::int64_t first_ready = w_.kernels.front().host_launch_ns - origin_ns_;
     tl_.start(first_ready);
@@ -195,9 +197,14 @@ class Replay final : public TimelineContext<PolicyContext> {
   // One stream: the same rules, where each kernel starts when it is ready and
   // the one before it has ended (stream order implies every other
   // dependency), run without the bookkeeping of several streams (the
-  // replay's hot path, bench/bench_replay.cpp).
+  // replay's hot path, bench/bench_replay.cpp). A policy that does nothing
+  // per kernel is not called per kernel, and while nothing happens but
+  // kernels (no switch, stall, governor tick or timer due before a kernel's
+  // end) each runs through the timeline's quick path: the same numbers as
+  // the full path below, which a kernel takes when something is due.
   void run_one_stream() {
     const auto n = static_cast<std::uint32_t>(w_.kernels.size());
+    const bool quiet = !per_kernel_;
     std::int64_t gpu_free = tl_.now();
     FinishedKernel done;
     for (std::uint32_t i = 0; i < n; ++i) {
@@ -209,15 +216,45 @@ class Replay final : public TimelineContext<PolicyContext> {
              w_.syncs[next_sync_].waits_until_kernel <= i)
         apply_sync(w_.syncs[next_sync_++]);
       const std::int64_t ready = k.host_launch_ns - origin_ns_ + host_delay_ns_;
-      tl_.advance(std::max(ready, gpu_free), &done);
+      const std::int64_t start = std::max(ready, gpu_free);
+      // The quick path: as the full one (no events fire on the way, the
+      // first kernel's start is the run's begin, set by the full path).
+      if (quiet && i > 0 && tl_.idle_until_quiet(start)) {
+        enter_iteration(k.iteration);
+        if (tl_.run_next_quiet(*in_.costs, i, &done)) {
+          add_row(done, tl_.wanted());
+          gpu_free = tl_.now();
+          tl_.fire_due_events();
+          continue;
+        }
+      }
+      tl_.advance(start, &done);
       about_to_start(i);
       tl_.run_next(*in_.costs, i, &done);
-      record(done);
+      add_row(done, requested_);
       gpu_free = tl_.now();
-      policy_.on_kernel_end(*this, i);
+      if (!quiet) policy_.on_kernel_end(*this, i);
       tl_.fire_due_events();
     }
     launched_ = started_ = n;
+  }
+
+  // Kernel f's row on one stream (f being the next kernel).
+  void add_row(const FinishedKernel& f, const Clocks& requested) {
+    res_.kernels.push_back({f.start_ns, f.end_ns - f.start_ns, f.core_mhz, f.memory_mhz,
+                            requested.core_mhz, requested.memory_mhz, f.energy_j});
+  }
+
+  // The single stream's Stream::ended_by up to kernel `upto` (excluded).
+  void extend_ended_by(std::vector<std::int64_t>& e, std::size_t upto) const {
+    if (e.size() >= upto) return;
+    e.reserve(w_.kernels.size());
+    std::int64_t m = e.empty() ? std::numeric_limits<std::int64_t>::min() : e.back();
+    for (std::size_t j = e.size(); j < upto; ++j) {
+      const Kernel& a = w_.kernels[j];
+      m = std::max(m, a.traced_start_ns + a.work.duration_ns);
+      e.push_back(m);
+    }
   }
 
   // The streams' kernels in launch order, and on several streams the
@@ -296,6 +333,8 @@ class Replay final : public TimelineContext<PolicyContext> {
 
   void start(std::uint32_t i) {
     about_to_start(i);
+    res_.kernels[i].requested_core_mhz = requested_.core_mhz;
+    res_.kernels[i].requested_memory_mhz = requested_.memory_mhz;
     tl_.begin_kernel((*in_.costs)[i], 1.0, static_cast<std::int32_t>(i));
   }
 
@@ -304,11 +343,11 @@ class Replay final : public TimelineContext<PolicyContext> {
     tl_.fire_due_events();
     if (started_++ == 0) res_.begin_ns = tl_.now();
     enter_iteration(w_.kernels[i].iteration);
-    policy_.on_kernel_start(*this, i);
-    tl_.fire_due_events();
-    KernelResult& out = res_.kernels[i];
-    out.requested_core_mhz = tl_.wanted().core_mhz;
-    out.requested_memory_mhz = tl_.wanted().memory_mhz;
+    if (per_kernel_) {
+      policy_.on_kernel_start(*this, i);
+      tl_.fire_due_events();
+    }
+    requested_ = tl_.wanted();
   }
 
   // The GPU's idle time between two consecutive kernels of a stream when the
@@ -322,7 +361,7 @@ class Replay final : public TimelineContext<PolicyContext> {
   void finish(const FinishedKernel& f) {
     record(f);
     finished_[static_cast<std::size_t>(f.id)] = 1;
-    policy_.on_kernel_end(*this, static_cast<std::uint32_t>(f.id));
+    if (per_kernel_) policy_.on_kernel_end(*this, static_cast<std::uint32_t>(f.id));
     tl_.fire_due_events();
   }
 
@@ -367,6 +406,9 @@ class Replay final : public TimelineContext<PolicyContext> {
   }
 
   void apply_sync(const SyncPoint& s) {
+    if (!multi_stream_)
+      extend_ended_by(streams_.front().ended_by,
+                      std::min<std::size_t>(s.waits_until_kernel, w_.kernels.size()));
     // When the simulated GPU finished the work the host waited for (the
     // latest end over the streams it waited for).
     std::int64_t f_sim = 0, f_traced = 0;
@@ -392,6 +434,7 @@ class Replay final : public TimelineContext<PolicyContext> {
   const EngineInputs& in_;
   const Workload& w_;
   Policy& policy_;
+  const bool per_kernel_;  // Policy::acts_per_kernel
   const EngineConfig& cfg_;
   const std::int64_t kernel_gap_ns_;  // Device::kernel_gap_ns
   const std::int64_t graph_gap_ns_;   // Device::graph_kernel_gap_ns
@@ -406,6 +449,7 @@ class Replay final : public TimelineContext<PolicyContext> {
   std::vector<std::int64_t> ready_ns_;  // per launched kernel: when the host launched it
   std::vector<char> finished_;          // per kernel: it ran to completion
   std::uint32_t launched_ = 0, started_ = 0;
+  Clocks requested_;  // the policy's wanted clocks as the last kernel started
   std::size_t next_sync_ = 0;
 };
 

@@ -306,13 +306,9 @@ void GpuTimeline::governor_tick() {
   update_effective();
 }
 
-double GpuTimeline::idle_power() {
-  const std::int64_t key = std::int64_t{eff_.core_mhz} * 100000 + eff_.memory_mhz;
-  if (idle_clocks_key_ != key) {
-    idle_power_w_ = board_power(Utilisation{});
-    idle_clocks_key_ = key;
-  }
-  return idle_power_w_;
+void GpuTimeline::set_idle_power(std::int64_t key) {
+  idle_power_w_ = board_power(Utilisation{});
+  idle_clocks_key_ = key;
 }
 
 }  // namespace dvfsim

@@ -200,6 +200,17 @@ class GpuTimeline {
   // is evaluated again from the kernel that starts at other clocks; its
   // length adapts to how many kernels the clocks held for.
   void run_next(const std::vector<KernelCost>& costs, std::size_t i, FinishedKernel* done);
+  // The quick path of the single-stream replay while nothing happens but
+  // kernels (no switch landing, no stall, no governor tick, no wake-up): the
+  // same numbers as the calls they stand for, without their loops.
+  // advance(t, ...) with no kernel running, when no event is due up to t
+  // and the GPU is not stalled: the idle gap to t; false (nothing done)
+  // otherwise.
+  bool idle_until_quiet(std::int64_t t);
+  // run_next(costs, i, done) when no kernel is running, the GPU is not
+  // stalled and kernel i ends by the next event (its events left for the
+  // caller's fire_due_events, as run_next); false (nothing done) otherwise.
+  bool run_next_quiet(const std::vector<KernelCost>& costs, std::size_t i, FinishedKernel* done);
   // Runs kernels until all have completed: advance(kNever, ...).
   std::size_t running() const { return run_.size(); }
 
@@ -271,7 +282,17 @@ class GpuTimeline {
     next_event_ns_ = std::min({core_.pending_land_ns, memory_.pending_land_ns, next_tick_ns_,
                                wakeup_ns_, stall_until_ns_});
   }
-  double idle_power();
+  // The board power at the effective clocks with no kernel running (kept
+  // while they hold).
+  double idle_power() {
+    const std::int64_t key = std::int64_t{eff_.core_mhz} * 100000 + eff_.memory_mhz;
+    if (idle_clocks_key_ != key) set_idle_power(key);
+    return idle_power_w_;
+  }
+  void set_idle_power(std::int64_t key);
+  // run_next's evaluation of costs[i] at the effective clocks, from the
+  // batch evaluated ahead (evaluated again from i when the clocks changed).
+  const KernelAtClocks& ahead_at(const std::vector<KernelCost>& costs, std::size_t i);
   // Integrates [now, t) at constant state and moves now to t; `progress`:
   // the running kernels advance (not stalled).
   void integrate(std::int64_t t, const Utilisation& u, double power_w, std::int32_t segment_id,
@@ -489,6 +510,11 @@ inline void GpuTimeline::run_next(const std::vector<KernelCost>& costs, std::siz
     run_alone(costs[i], 1.0, static_cast<std::int32_t>(i), done);
     return;
   }
+  run_alone(costs[i], 1.0, static_cast<std::int32_t>(i), done, &ahead_at(costs, i));
+}
+
+inline const KernelAtClocks& GpuTimeline::ahead_at(const std::vector<KernelCost>& costs,
+                                                   std::size_t i) {
   Ahead& a = ahead_;
   if (a.costs != &costs || i < a.begin || i >= a.end || !(a.clocks == eff_)) {
     if (a.costs == &costs && i >= a.begin && i < a.end)  // the clocks held for i - begin kernels
@@ -502,7 +528,65 @@ inline void GpuTimeline::run_next(const std::vector<KernelCost>& costs, std::siz
     if (a.at.size() < kMaxAhead) a.at.resize(kMaxAhead);
     for (std::size_t j = i; j < a.end; ++j) a.at[j - i] = eval(costs[j], true);
   }
-  run_alone(costs[i], 1.0, static_cast<std::int32_t>(i), done, &a.at[i - a.begin]);
+  return a.at[i - a.begin];
+}
+
+inline bool GpuTimeline::idle_until_quiet(std::int64_t t) {
+  // advance(t): with nothing due before t, one integration of the idle gap
+  // (not stalled: stall_until_ns_ is an event while it is set).
+  if (std::max(t, now_) >= next_event_ns_ || stall_until_ns_ != kNever || !run_.empty())
+    return false;
+  integrate(t, Utilisation{}, idle_power(), Segment::kIdle, false);
+  return true;
+}
+
+inline bool GpuTimeline::run_next_quiet(const std::vector<KernelCost>& costs, std::size_t i,
+                                        FinishedKernel* done) {
+  if (stall_until_ns_ != kNever || next_event_ns_ <= now_ || !run_.empty()) return false;
+  // run_alone's first step at time scale 1 and all of the work left (the
+  // products by 1.0 are exact), the clocks holding to the kernel's end.
+  KernelAtClocks alone;
+  const KernelAtClocks* at = &alone;
+  if (lat_form_ && pow_form_)
+    at = &ahead_at(costs, i);
+  else
+    alone = eval(costs[i], true);
+  const KernelAtClocks& k = *at;
+  const std::int64_t start = now_;
+  const std::int64_t end =
+      start + std::max<std::int64_t>(0, timeline_detail::round_ns(k.duration_ns));
+  if (end > next_event_ns_) return false;
+  const std::int64_t dt = end - start;
+  double energy = 0.0, core_time = 0.0, memory_time = 0.0;
+  if (dt > 0) {
+    const auto dts = static_cast<double>(dt);
+    const double e = k.power_w * dts * 1e-9;
+    energy_j_ += e;
+    activity_.add(k.u, dts);
+    if (core_.landed_mhz != wanted_.core_mhz || memory_.landed_mhz != wanted_.memory_mhz)
+      off_target_ns_ += dt;
+    if (capping_ && cap_mhz_ < core_.landed_mhz) capped_ns_ += dt;
+    energy += e;
+    core_time += dts * eff_.core_mhz;
+    memory_time += dts * eff_.memory_mhz;
+    if (cfg_.record_segments) record_segment(dt, k.power_w, static_cast<std::int32_t>(i));
+    now_ = end;
+  }
+  done->id = static_cast<std::int32_t>(i);
+  done->start_ns = start;
+  done->end_ns = now_;
+  const std::int64_t dur = now_ - start;
+  if (dur < exact_time_ns_) {  // the clocks held (the epoch did not change)
+    done->core_mhz = eff_.core_mhz;
+    done->memory_mhz = eff_.memory_mhz;
+  } else {
+    const auto d = static_cast<double>(dur);
+    done->core_mhz = core_time / d;
+    done->memory_mhz = memory_time / d;
+  }
+  done->energy_j = energy;
+  dirty_ = true;
+  return true;
 }
 
 inline void GpuTimeline::run_alone(const KernelCost& cost, double time_scale, std::int32_t id,

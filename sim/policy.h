@@ -64,6 +64,12 @@ class Policy {
   virtual void on_kernel_start(PolicyContext& /*ctx*/, std::uint32_t /*kernel*/) {}
   virtual void on_kernel_end(PolicyContext& /*ctx*/, std::uint32_t /*kernel*/) {}
   virtual void on_timer(PolicyContext& /*ctx*/) {}
+  // False for a policy whose on_kernel_start and on_kernel_end do nothing
+  // (its clocks set in begin(), or on timers): the engine then runs the
+  // kernels of one stream without calling them, through the timeline's
+  // quick path while nothing else happens (sim/engine.cpp). The numbers are
+  // the same either way.
+  virtual bool acts_per_kernel() const { return true; }
 
   // What the policy reports of its planning (solver gap, rounds) and notes on
   // what it decided; the runner copies both into the run's RunResult.

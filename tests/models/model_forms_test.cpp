@@ -258,14 +258,18 @@ struct Driven {
   std::vector<FinishedKernel> done;
   double energy_j = 0.0;
   std::int64_t end_ns = 0, capped_ns = 0, switches = 0;
+  std::size_t quiet = 0;  // kernels run through run_next_quiet
 };
 
 // Kernels one or two at a time with idle gaps, clock requests every few
 // kernels and the firmware cap on: every code path of the timeline's hot loop.
 // `alone`: a kernel without a second one alongside runs through run_next
 // (the single-stream replay's path: batches evaluated ahead, no running list).
+// `quiet` too: through idle_until_quiet and run_next_quiet where they apply
+// (the quick path of a policy that does nothing per kernel), else advance and
+// run_next.
 Driven drive(const Device& d, const LatencyModel& lat, const PowerModel& pow, const Governor& gov,
-             const std::vector<KernelCost>& ks, bool alone = false) {
+             const std::vector<KernelCost>& ks, bool alone = false, bool quiet = false) {
   TimelineConfig cfg;
   cfg.core_switch.value_us = 20.0;
   cfg.memory_switch.value_us = 100.0;
@@ -283,8 +287,20 @@ Driven drive(const Device& d, const LatencyModel& lat, const PowerModel& pow, co
       const Clocks& c = ps[rng.next() % ps.size()];
       tl.request(c.core_mhz, c.memory_mhz);
     }
-    tl.advance(tl.now() + static_cast<std::int64_t>(rng.next() % 20000), &f);
-    if (alone && !(i + 1 < ks.size() && i % 5 == 0)) {
+    const std::int64_t until = tl.now() + static_cast<std::int64_t>(rng.next() % 20000);
+    const bool single = alone && !(i + 1 < ks.size() && i % 5 == 0);
+    if (single && quiet) {
+      if (!tl.idle_until_quiet(until)) tl.advance(until, &f);
+      if (tl.run_next_quiet(ks, i, &f))
+        ++r.quiet;
+      else
+        tl.run_next(ks, i, &f);
+      r.done.push_back(f);
+      tl.fire_due_events();
+      continue;
+    }
+    tl.advance(until, &f);
+    if (single) {
       tl.run_next(ks, i, &f);
       r.done.push_back(f);
       tl.fire_due_events();
@@ -307,8 +323,9 @@ Driven drive(const Device& d, const LatencyModel& lat, const PowerModel& pow, co
   return r;
 }
 
-// `alone`: the fused timeline runs single kernels through run_next.
-void expect_fused_equals_virtual(bool alone) {
+// `alone`: the fused timeline runs single kernels through run_next; `quiet`:
+// through the quick path where it applies.
+void expect_fused_equals_virtual(bool alone, bool quiet = false) {
   const auto ks = kernels(3000, 5);
   for (const std::string& name : kDevices) {
     SCOPED_TRACE(name);
@@ -318,7 +335,7 @@ void expect_fused_equals_virtual(bool alone) {
     const NativeGovernor gov(d, pow);
     const VirtualLatency vlat(lat);
     const VirtualPower vpow(pow);
-    const Driven fused = drive(d, lat, pow, gov, ks, alone);
+    const Driven fused = drive(d, lat, pow, gov, ks, alone, quiet);
     const Driven virt = drive(d, vlat, vpow, gov, ks);
     ASSERT_EQ(fused.done.size(), ks.size());
     ASSERT_EQ(virt.done.size(), ks.size());
@@ -337,6 +354,10 @@ void expect_fused_equals_virtual(bool alone) {
     EXPECT_EQ(fused.switches, virt.switches);
     EXPECT_GT(fused.switches, 100);
     EXPECT_GT(fused.energy_j, 0.0);
+    if (quiet) {  // both paths taken: 4 kernels in 5 run alone
+      EXPECT_GT(fused.quiet, ks.size() / 4);
+      EXPECT_LT(fused.quiet, ks.size() * 4 / 5);
+    }
   }
 }
 
@@ -349,6 +370,12 @@ TEST(ModelForms, FusedTimelineEqualsTheVirtualOne) {
 // against begin_kernel and advance through the virtual interface.
 TEST(ModelForms, RunNextEqualsTheVirtualTimeline) {
   expect_fused_equals_virtual(true);
+}
+
+// The quick path (idle_until_quiet, run_next_quiet) where nothing is due
+// before a kernel's end, the full one where something is: the same numbers.
+TEST(ModelForms, QuickPathEqualsTheVirtualTimeline) {
+  expect_fused_equals_virtual(true, true);
 }
 
 }  // namespace

@@ -279,5 +279,121 @@ TEST(Engine, SameSeedSameDrawsOtherSeedOtherDraws) {
   EXPECT_NEAR(v[2000], 1e6, 0.05e6);
 }
 
+// Lowers and raises the cap every 1 ms period: clock changes in the middle
+// of kernels and of idle gaps.
+class AlternatingCapGovernor final : public Governor {
+ public:
+  std::int64_t period_ns() const override { return 1'000'000; }
+  std::int32_t cap_core_mhz(const Utilisation&, const Clocks&, std::int32_t cap) const override {
+    return cap == 2000 ? 1000 : 2000;
+  }
+};
+
+// A policy that does nothing per kernel, saying so, and counting the calls it gets.
+struct QuietPolicy final : public Policy {
+  std::int32_t core_mhz = 2000;
+  int calls = 0;
+  void begin(PolicyContext& c) override { c.request(core_mhz, 1000); }
+  void on_kernel_start(PolicyContext&, std::uint32_t) override { ++calls; }
+  void on_kernel_end(PolicyContext&, std::uint32_t) override { ++calls; }
+  bool acts_per_kernel() const override { return false; }
+};
+
+// A policy that does nothing per kernel but is called for each (the engine's full path).
+struct LoudPolicy final : public Policy {
+  std::int32_t core_mhz = 2000;
+  int calls = 0;
+  void begin(PolicyContext& c) override { c.request(core_mhz, 1000); }
+  void on_kernel_start(PolicyContext&, std::uint32_t) override { ++calls; }
+  void on_kernel_end(PolicyContext&, std::uint32_t) override { ++calls; }
+};
+
+// The quick path of a policy that does nothing per kernel gives the numbers
+// of the full path bit for bit: 300 kernels of 0.05..0.7 ms, some back to
+// back, some after host gaps, two host syncs, three iterations, the cap
+// changing every 1 ms (in kernels and in gaps), at both clocks.
+TEST(Engine, PolicyWithoutPerKernelCallsGivesTheSameNumbers) {
+  Rng rng(5);
+  std::vector<double> dur, launch;
+  double t = 0;
+  for (int i = 0; i < 300; ++i) {
+    dur.push_back(0.05 + 0.65 * rng.uniform());
+    if (i % 4 == 0) t += 2.0 * rng.uniform();  // a host gap now and then
+    launch.push_back(t);
+  }
+  Workload w = toy_workload(dur, launch);
+  for (std::uint32_t k : {40u, 170u}) {
+    SyncPoint s;
+    s.host_begin_ns = static_cast<std::int64_t>(launch[k] * 1e6);
+    s.traced_end_ns = w.kernels[k - 1].traced_start_ns + w.kernels[k - 1].work.duration_ns + 50'000;
+    s.waits_until_kernel = k;
+    w.syncs.push_back(s);
+  }
+  w.iterations = 3;
+  w.iteration_begin = {0, 100, 200, 300};
+  for (std::size_t i = 0; i < w.kernels.size(); ++i)
+    w.kernels[i].iteration = static_cast<std::int32_t>(i / 100);
+  ToyRig rig(std::move(w));
+  AlternatingCapGovernor gov;
+  for (const std::int32_t core : {2000, 1000}) {
+    for (const bool timeline : {false, true}) {
+      SCOPED_TRACE(core);
+      EngineConfig cfg;
+      cfg.record_timeline = timeline;
+      cfg.switch_latency_override_us = 0;
+      EngineInputs in;
+      in.workload = &rig.workload;
+      in.device = &rig.device;
+      in.latency = &rig.latency;
+      in.power = &rig.power;
+      in.governor = &gov;
+      in.costs = &rig.costs;
+      QuietPolicy quiet;
+      LoudPolicy loud;
+      quiet.core_mhz = loud.core_mhz = core;
+      const RunResult a = replay(in, quiet, cfg);
+      const RunResult b = replay(in, loud, cfg);
+      EXPECT_EQ(quiet.calls, 0);
+      EXPECT_EQ(loud.calls, 600);
+      ASSERT_EQ(a.kernels.size(), 300u);
+      ASSERT_EQ(b.kernels.size(), 300u);
+      for (std::size_t i = 0; i < a.kernels.size(); ++i) {
+        const KernelResult& x = a.kernels[i];
+        const KernelResult& y = b.kernels[i];
+        ASSERT_EQ(x.start_ns, y.start_ns) << i;
+        ASSERT_EQ(x.duration_ns, y.duration_ns) << i;
+        ASSERT_EQ(x.core_mhz, y.core_mhz) << i;
+        ASSERT_EQ(x.memory_mhz, y.memory_mhz) << i;
+        ASSERT_EQ(x.requested_core_mhz, y.requested_core_mhz) << i;
+        ASSERT_EQ(x.requested_memory_mhz, y.requested_memory_mhz) << i;
+        ASSERT_EQ(x.energy_j, y.energy_j) << i;
+      }
+      EXPECT_EQ(a.energy_j, b.energy_j);
+      EXPECT_EQ(a.begin_ns, b.begin_ns);
+      EXPECT_EQ(a.end_ns, b.end_ns);
+      EXPECT_EQ(a.iteration_time_ns, b.iteration_time_ns);
+      EXPECT_EQ(a.iteration_energy_j, b.iteration_energy_j);
+      EXPECT_EQ(a.power_capped_ns, b.power_capped_ns);
+      EXPECT_EQ(a.off_target_ns, b.off_target_ns);
+      EXPECT_EQ(a.host_delay_ns, b.host_delay_ns);
+      EXPECT_EQ(a.switches.size(), b.switches.size());
+      EXPECT_EQ(a.segments.size(), b.segments.size());
+      for (std::size_t i = 0; i < std::min(a.segments.size(), b.segments.size()); ++i) {
+        ASSERT_EQ(a.segments[i].start_ns, b.segments[i].start_ns) << i;
+        ASSERT_EQ(a.segments[i].duration_ns, b.segments[i].duration_ns) << i;
+        ASSERT_EQ(a.segments[i].power_w, b.segments[i].power_w) << i;
+        ASSERT_EQ(a.segments[i].kernel, b.segments[i].kernel) << i;
+      }
+      // What the run went through: the cap changed often (holding 2000 MHz
+      // down half of the time), the host waited for the slower GPU.
+      EXPECT_GT(a.switches.size(), 100u);
+      EXPECT_GT(a.host_delay_ns, 0);
+      EXPECT_EQ(a.power_capped_ns > 0, core == 2000);
+      EXPECT_GT(a.iteration_energy_j[2], 0.0);
+      EXPECT_EQ(a.segments.empty(), !timeline);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace dvfsim::testing
