@@ -259,26 +259,38 @@ class LatencyOracle final : public Policy {
  private:
   // The single pair best under the objective, emulated with the firmware
   // warmed up at it (as static-best does).
+  // A function of the models, the kernels, the objective and ref_ns alone
+  // (one pair for the whole run: no switch, so no switch latency), so the
+  // runs of a sweep that differ only in the latency choose once
+  // (plan::PlanMemo; the key holds the models, the kernels and the tag).
   Clocks static_best(const plan::KernelPlanInput& whole, double ref_ns) const {
-    const Device& d = *whole.gpu.device;
-    const std::size_t n = whole.kernels.size();
-    const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
-    const double budget = objective_.budget(ref_ns);
-    Clocks best = def;
-    double best_s = kNone;
-    for (const Clocks& c : plan::make_grid(d).pairs) {
-      plan::EmulationStart st;
-      st.warm_pair = c;
-      const plan::Emulation em =
-          plan::emulate(whole.gpu, whole.kernels, std::vector<Clocks>(n, c), st);
-      if (em.time_ns > budget) continue;
-      const double s = objective_.score(em.energy_j, em.time_ns);
-      if (best_s == kNone || s < best_s) {
-        best = c;
-        best_s = s;
+    plan::KernelPlanInput key;
+    key.gpu = whole.gpu;
+    key.kernels = whole.kernels;
+    const std::string tag =
+        fmt::format("latency-oracle static-best {} {:a} {:a}", static_cast<int>(objective_.kind),
+                    objective_.max_slowdown_pct, ref_ns);
+    return plan::PlanMemo::remember<Clocks>(key, tag, [&] {
+      const Device& d = *whole.gpu.device;
+      const std::size_t n = whole.kernels.size();
+      const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+      const double budget = objective_.budget(ref_ns);
+      Clocks best = def;
+      double best_s = kNone;
+      for (const Clocks& c : plan::make_grid(d).pairs) {
+        plan::EmulationStart st;
+        st.warm_pair = c;
+        const plan::Emulation em =
+            plan::emulate(whole.gpu, whole.kernels, std::vector<Clocks>(n, c), st);
+        if (em.time_ns > budget) continue;
+        const double s = objective_.score(em.energy_j, em.time_ns);
+        if (best_s == kNone || s < best_s) {
+          best = c;
+          best_s = s;
+        }
       }
-    }
-    return best;
+      return best;
+    });
   }
   static constexpr double kNone = -1.0;
 
