@@ -451,6 +451,22 @@ void PlanMemo::insert_other(const Key& k, std::shared_ptr<const void> value) {
   insert_in(others_, k, std::move(value));
 }
 
+std::shared_ptr<PlanStore> PlanMemo::store(const GpuModel& m) {
+  const std::lock_guard<std::mutex> lock(m_);
+  const auto key =
+      std::make_tuple(static_cast<const void*>(m.device), static_cast<const void*>(m.latency),
+                      static_cast<const void*>(m.power));
+  const auto [b, e] = stores_.equal_range(key);
+  for (auto it = b; it != e; ++it) {
+    // Held by the memo alone: no cache uses it, and none can take it but
+    // through this lock.
+    if (it->second.use_count() != 1) continue;
+    if (it->second->bytes() > kMaxStoreBytes) it->second = std::make_shared<PlanStore>(m);
+    return it->second;
+  }
+  return stores_.emplace(key, std::make_shared<PlanStore>(m))->second;
+}
+
 KernelPlan plan_kernels(const KernelPlanInput& in) {
   PlanMemo* memo = PlanMemo::current();
   if (!memo || in.plan.tables || in.plan.hulls || !memo->admits(in.gpu)) return compute_plan(in);

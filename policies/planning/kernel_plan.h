@@ -198,7 +198,13 @@ class PlanMemo {
   std::shared_ptr<const void> find_other(const Key& k);
   void insert_other(const Key& k, std::shared_ptr<const void> value);
 
+  // Rows and hulls of the admitted models of `m` (PlanCache's store) that no
+  // other cache uses now: one an earlier plan left, else a new one. A store
+  // grown past kMaxStoreBytes is replaced by a new one when handed out again.
+  std::shared_ptr<PlanStore> store(const GpuModel& m);
+
  private:
+  static constexpr std::size_t kMaxStoreBytes = std::size_t{256} << 20;
   // Plans kept at most (about 100 KB each on the shipped trace); later ones
   // are computed every time.
   static constexpr std::size_t kMaxPlans = 4096;
@@ -212,6 +218,8 @@ class PlanMemo {
   std::map<std::string, std::uint32_t> blobs_;
   std::map<Key, std::shared_ptr<const KernelPlan>> plans_;
   std::map<Key, std::shared_ptr<const void>> others_;
+  std::multimap<std::tuple<const void*, const void*, const void*>, std::shared_ptr<PlanStore>>
+      stores_;
   std::size_t hits_ = 0, misses_ = 0;
 };
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <iterator>
 
+#include "policies/planning/kernel_plan.h"
 #include "policies/planning/lagrangian.h"
 
 namespace dvfsim::plan {
@@ -178,16 +179,23 @@ void hulls_of_mode(const Grid& g, const std::vector<const ModeChains*>& items, s
   }
 }
 
-PlanCache::PlanCache(const GpuModel& m)
-    : gpu_(m), tables_(*m.device, *m.latency, *m.power, default_table_options(*m.device)) {}
+PlanStore::PlanStore(const GpuModel& m)
+    : tables(*m.device, *m.latency, *m.power, default_table_options(*m.device)) {}
+
+PlanCache::PlanCache(const GpuModel& m) : gpu_(m) {
+  PlanMemo* memo = PlanMemo::current();
+  store_ = memo && memo->admits(m) ? memo->store(m) : std::make_shared<PlanStore>(m);
+}
 
 const ModeChains& PlanCache::chains(const TableCache::Row& r) {
-  if (chains_.size() <= r.slot) chains_.resize(r.slot + 1);
-  if (!chains_[r.slot]) {
-    chains_[r.slot] = std::make_unique<ModeChains>();
-    row_hulls(tables_.grid(), r.time_ns, r.energy_j, *chains_[r.slot]);
+  auto& chains = store_->chains;
+  if (chains.size() <= r.slot) chains.resize(r.slot + 1);
+  if (!chains[r.slot]) {
+    chains[r.slot] = std::make_unique<ModeChains>();
+    row_hulls(store_->tables.grid(), r.time_ns, r.energy_j, *chains[r.slot]);
+    for (const auto& c : *chains[r.slot]) store_->chain_bytes += c.size() * sizeof(HullVertex);
   }
-  return *chains_[r.slot];
+  return *chains[r.slot];
 }
 
 std::vector<Hulls> mode_hulls(const Tables& tb) {

@@ -40,11 +40,25 @@ struct HullVertex {
 };
 using ModeChains = std::vector<std::vector<HullVertex>>;
 void row_hulls(const Grid& g, const double* time_ns, const double* energy_j, ModeChains& out);
+// Table rows and each row's hulls of every memory mode (row_hulls): what a
+// PlanCache holds.
+struct PlanStore {
+  explicit PlanStore(const GpuModel& m);
+  TableCache tables;
+  std::vector<std::unique_ptr<ModeChains>> chains;  // by row slot
+  std::size_t chain_bytes = 0;
+  // About the memory held (rows and hulls).
+  std::size_t bytes() const { return tables.bytes() + chain_bytes; }
+};
 // Table rows and each row's hulls of every memory mode (row_hulls), kept for
 // all the plans a policy makes of one run on one GPU model: the knapsacks'
 // rounds, the segment DP's modes and rounds, and the re-plans after a
 // rehearsal or replay see mostly the same rows. Rows and hulls are functions
-// of the item alone, so sharing them changes no plan. Not thread-safe.
+// of the item alone, so sharing them changes no plan. While a PlanMemo that
+// admits the models is installed (a sweep, a `dvfsim run`), the store is one
+// the memo keeps for those models, so a sweep's runs on one device share the
+// rows and hulls too (PlanMemo::store). Not thread-safe (one cache's store
+// is used by no other cache at the same time).
 class PlanCache {
  public:
   explicit PlanCache(const GpuModel& m);
@@ -52,13 +66,12 @@ class PlanCache {
   bool serves(const GpuModel& m) const {
     return m.device == gpu_.device && m.latency == gpu_.latency && m.power == gpu_.power;
   }
-  TableCache& tables() { return tables_; }
+  TableCache& tables() { return store_->tables; }
   const ModeChains& chains(const TableCache::Row& r);
 
  private:
   GpuModel gpu_;
-  TableCache tables_;
-  std::vector<std::unique_ptr<ModeChains>> chains_;  // by row slot
+  std::shared_ptr<PlanStore> store_;
 };
 
 // Hulls of every memory mode of a table, in the order of row_hulls.

@@ -120,6 +120,10 @@ class TableCache {
   // (valid while it lives).
   Tables view(const std::vector<ItemSpec>& items, std::vector<Row>* rows = nullptr);
   std::size_t slots() const { return rows_t_.size(); }
+  // About the memory the rows hold.
+  std::size_t bytes() const {
+    return (models_.size() + rows_t_.size()) * grid_.pairs.size() * 2 * sizeof(double);
+  }
 
  private:
   const LatencyModel& lat_;

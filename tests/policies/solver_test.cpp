@@ -155,6 +155,40 @@ TEST(Tables, EnergyIncludesIdlePowerOfTheGap) {
   EXPECT_DOUBLE_EQ(t.e(0, static_cast<std::size_t>(slow)), 3.0 + 0.5);
 }
 
+TEST(PlanCache, SharesItsRowsThroughTheInstalledMemo) {
+  testing::ToyLatency lat;
+  testing::ToyPower pow;
+  const Device d = testing::toy_device();
+  const GpuModel gpu{&d, &lat, &pow, nullptr};
+  ItemSpec k;
+  k.cost.compute_ns_mhz = 10e6 * 2000.0;  // 10 ms at 2000 MHz
+  const int fast = make_grid(d).find(2000, 1000);
+  ASSERT_GE(fast, 0);
+  {  // no memo: every cache starts empty
+    PlanCache a(gpu);
+    EXPECT_EQ(a.tables().row(k).time_ns[fast], 10e6);
+    PlanCache b(gpu);
+    EXPECT_EQ(b.tables().slots(), 0u);
+  }
+  PlanMemo memo;
+  memo.admit(gpu);
+  const PlanMemo::Scope scope(&memo);
+  const double* row = nullptr;
+  {
+    PlanCache a(gpu);
+    row = a.tables().row(k).time_ns;
+    // A cache made while `a` lives has a store of its own.
+    PlanCache b(gpu);
+    EXPECT_EQ(b.tables().slots(), 0u);
+  }
+  // After them, a cache of the same models gets a's rows: the same row, not
+  // derived again.
+  PlanCache c(gpu);
+  EXPECT_EQ(c.tables().slots(), 1u);
+  EXPECT_EQ(c.tables().row(k).time_ns, row);
+  EXPECT_EQ(c.tables().slots(), 1u);
+}
+
 // Every kernel issues at full rate: SIMT activity 1.
 class IssueBoundLatency final : public LatencyModel {
  public:
