@@ -118,9 +118,10 @@ class Replay final : public TimelineContext<PolicyContext> {
   // Energy up to now belongs to the current iteration; from now on to `it`
   // (-1: the end). Iterations only move forward: a late kernel of an earlier
   // iteration on another stream does not take the energy back.
-  void enter_iteration(std::int32_t it) {
+  void enter_iteration(std::int32_t it) { enter_iteration(it, tl_.energy_j()); }
+  // The same with the timeline's energy so far `e` (GpuTimeline::run_quiet's).
+  void enter_iteration(std::int32_t it, double e) {
     if (it == current_iteration_ || (it >= 0 && it < current_iteration_)) return;
-    const double e = tl_.energy_j();
     if (current_iteration_ >= 0)
       res_.iteration_energy_j[static_cast<std::size_t>(current_iteration_)] +=
           e - iteration_mark_j_;
@@ -205,39 +206,63 @@ class Replay final : public TimelineContext<PolicyContext> {
   void run_one_stream() {
     const auto n = static_cast<std::uint32_t>(w_.kernels.size());
     const bool quiet = !per_kernel_;
-    std::int64_t gpu_free = tl_.now();
+    std::int64_t prev_end = tl_.now();  // when the kernel before ended
     FinishedKernel done;
-    for (std::uint32_t i = 0; i < n; ++i) {
+    QuietFeed feed{*this, prev_end};
+    for (std::uint32_t i = 0; i < n;) {
       const Kernel& k = w_.kernels[i];
-      if (i > 0) gpu_free += gap_ns(w_.kernels[i - 1], k);
       // Every kernel before i has ended: the syncs before it apply at once.
       while (next_sync_ < w_.syncs.size() &&
              w_.syncs[next_sync_].host_begin_ns <= k.host_launch_ns &&
              w_.syncs[next_sync_].waits_until_kernel <= i)
         apply_sync(w_.syncs[next_sync_++]);
-      const std::int64_t ready = k.host_launch_ns - origin_ns_ + host_delay_ns_;
-      const std::int64_t start = std::max(ready, gpu_free);
-      // The quick path: as the full one (no events fire on the way, the
-      // first kernel's start is the run's begin, set by the full path).
-      if (quiet && i > 0 && tl_.idle_until_quiet(start)) {
-        enter_iteration(k.iteration);
-        if (tl_.run_next_quiet(*in_.costs, i, &done)) {
-          add_row(done, tl_.wanted());
-          gpu_free = tl_.now();
+      // The quick path up to the next sync or event (the first kernel's
+      // start, the run's begin, set by the full path).
+      if (quiet && i > 0) {
+        const auto j = static_cast<std::uint32_t>(tl_.run_quiet(*in_.costs, i, n, feed));
+        if (j > i) {
+          i = j;
           tl_.fire_due_events();
           continue;
         }
       }
-      tl_.advance(start, &done);
+      const std::int64_t gpu_free = i > 0 ? prev_end + gap_ns(w_.kernels[i - 1], k) : prev_end;
+      const std::int64_t ready = k.host_launch_ns - origin_ns_ + host_delay_ns_;
+      tl_.advance(std::max(ready, gpu_free), &done);
       about_to_start(i);
       tl_.run_next(*in_.costs, i, &done);
       add_row(done, requested_);
-      gpu_free = tl_.now();
+      prev_end = tl_.now();
       if (!quiet) policy_.on_kernel_end(*this, i);
       tl_.fire_due_events();
+      ++i;
     }
     launched_ = started_ = n;
   }
+
+  // run_one_stream's part of GpuTimeline::run_quiet: the same steps as its
+  // full path, kernel j being neither the first nor after a sync that
+  // applies before it.
+  struct QuietFeed {
+    Replay& r;
+    std::int64_t& prev_end;
+    std::int64_t start(std::size_t j) const {
+      const Kernel& k = r.w_.kernels[j];
+      const std::vector<SyncPoint>& syncs = r.w_.syncs;
+      if (r.next_sync_ < syncs.size() && syncs[r.next_sync_].host_begin_ns <= k.host_launch_ns &&
+          syncs[r.next_sync_].waits_until_kernel <= j)
+        return GpuTimeline::kNever;
+      const std::int64_t ready = k.host_launch_ns - r.origin_ns_ + r.host_delay_ns_;
+      return std::max(ready, prev_end + r.gap_ns(r.w_.kernels[j - 1], k));
+    }
+    void starting(std::size_t j, double energy_j) const {
+      r.enter_iteration(r.w_.kernels[j].iteration, energy_j);
+    }
+    void ended(const FinishedKernel& f) const {
+      r.add_row(f, r.tl_.wanted());
+      prev_end = f.end_ns;
+    }
+  };
 
   // Kernel f's row on one stream (f being the next kernel).
   void add_row(const FinishedKernel& f, const Clocks& requested) {

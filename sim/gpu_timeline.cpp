@@ -306,6 +306,37 @@ void GpuTimeline::governor_tick() {
   update_effective();
 }
 
+void GpuTimeline::evaluate_ahead(const std::vector<KernelCost>& costs, std::size_t i) {
+  Ahead& a = ahead_;
+  if (a.costs == &costs && i >= a.begin && i < a.end)  // the clocks held for i - begin kernels
+    a.batch = std::max<std::size_t>(1, i - a.begin);
+  else if (a.costs == &costs && i == a.end)  // they held for the whole batch
+    a.batch = std::min(kMaxAhead, 2 * a.batch);
+  a.costs = &costs;
+  a.begin = i;
+  a.end = std::min(costs.size(), i + a.batch);
+  a.clocks = eff_;
+  if (a.at.size() < kMaxAhead) a.at.resize(kMaxAhead);
+  // eval(costs[j], true) through the forms, which run_next's callers have:
+  // the forms and their terms at the clocks in locals (the rows written do
+  // not alias them).
+  const RooflineForm& lat = *lat_form_;
+  const CmosForm& pow = *pow_form_;
+  const RooflineForm::At lat_at = eff_lat_;
+  const CmosForm::At pow_at = eff_pow_;
+  const KernelCost* __restrict k = costs.data() + i;
+  KernelAtClocks* __restrict out = a.at.data();
+  const std::size_t n = a.end - i;
+  for (std::size_t j = 0; j < n; ++j) {
+    KernelAtClocks r;
+    const double d = lat.duration_ns(k[j], lat_at);
+    r.duration_ns = d > 1.0 ? d : 1.0;  // std::max(1.0, d), as kernel_at
+    r.u = lat.utilisation(k[j], lat_at, r.duration_ns);
+    r.power_w = pow.power_w(r.u, pow_at);
+    out[j] = r;
+  }
+}
+
 void GpuTimeline::set_idle_power(std::int64_t key) {
   idle_power_w_ = board_power(Utilisation{});
   idle_clocks_key_ = key;

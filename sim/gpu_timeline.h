@@ -201,16 +201,23 @@ class GpuTimeline {
   // length adapts to how many kernels the clocks held for.
   void run_next(const std::vector<KernelCost>& costs, std::size_t i, FinishedKernel* done);
   // The quick path of the single-stream replay while nothing happens but
-  // kernels (no switch landing, no stall, no governor tick, no wake-up): the
-  // same numbers as the calls they stand for, without their loops.
-  // advance(t, ...) with no kernel running, when no event is due up to t
-  // and the GPU is not stalled: the idle gap to t; false (nothing done)
-  // otherwise.
-  bool idle_until_quiet(std::int64_t t);
-  // run_next(costs, i, done) when no kernel is running, the GPU is not
-  // stalled and kernel i ends by the next event (its events left for the
-  // caller's fire_due_events, as run_next); false (nothing done) otherwise.
-  bool run_next_quiet(const std::vector<KernelCost>& costs, std::size_t i, FinishedKernel* done);
+  // kernels (no switch landing, no stall, no governor tick, no wake-up):
+  // kernels first, first + 1, ... one after the other, none alongside, each
+  // as advance(start) then run_next(costs, j, ...) would run it (the same
+  // operations on the same values), without their loops and with the
+  // timeline's totals in locals. `feed` gives and takes the driver's part:
+  //   std::int64_t start(j)  when kernel j may start (kNever: not before the
+  //                          driver did something else, e.g. a host sync);
+  //   void starting(j, e)    kernel j starts now, e the energy so far;
+  //   void ended(const FinishedKernel&)  it ended.
+  // Stops before `last`, before a kernel whose idle gap or run an event
+  // falls in (its gap integrated up to its start when only the run does;
+  // the caller then runs it with advance and run_next), or after a kernel at
+  // whose end an event is due (left for the caller's fire_due_events, as
+  // run_next). Returns the first kernel not run (`first`: none ran).
+  template <class Feed>
+  std::size_t run_quiet(const std::vector<KernelCost>& costs, std::size_t first, std::size_t last,
+                        Feed& feed);
   // Runs kernels until all have completed: advance(kNever, ...).
   std::size_t running() const { return run_.size(); }
 
@@ -292,7 +299,14 @@ class GpuTimeline {
   void set_idle_power(std::int64_t key);
   // run_next's evaluation of costs[i] at the effective clocks, from the
   // batch evaluated ahead (evaluated again from i when the clocks changed).
-  const KernelAtClocks& ahead_at(const std::vector<KernelCost>& costs, std::size_t i);
+  const KernelAtClocks& ahead_at(const std::vector<KernelCost>& costs, std::size_t i) {
+    const Ahead& a = ahead_;
+    if (a.costs != &costs || i < a.begin || i >= a.end || !(a.clocks == eff_))
+      evaluate_ahead(costs, i);
+    return a.at[i - a.begin];
+  }
+  // Evaluates the batch from kernel i at the effective clocks.
+  void evaluate_ahead(const std::vector<KernelCost>& costs, std::size_t i);
   // Integrates [now, t) at constant state and moves now to t; `progress`:
   // the running kernels advance (not stalled).
   void integrate(std::int64_t t, const Utilisation& u, double power_w, std::int32_t segment_id,
@@ -513,80 +527,94 @@ inline void GpuTimeline::run_next(const std::vector<KernelCost>& costs, std::siz
   run_alone(costs[i], 1.0, static_cast<std::int32_t>(i), done, &ahead_at(costs, i));
 }
 
-inline const KernelAtClocks& GpuTimeline::ahead_at(const std::vector<KernelCost>& costs,
-                                                   std::size_t i) {
-  Ahead& a = ahead_;
-  if (a.costs != &costs || i < a.begin || i >= a.end || !(a.clocks == eff_)) {
-    if (a.costs == &costs && i >= a.begin && i < a.end)  // the clocks held for i - begin kernels
-      a.batch = std::max<std::size_t>(1, i - a.begin);
-    else if (a.costs == &costs && i == a.end)  // they held for the whole batch
-      a.batch = std::min(kMaxAhead, 2 * a.batch);
-    a.costs = &costs;
-    a.begin = i;
-    a.end = std::min(costs.size(), i + a.batch);
-    a.clocks = eff_;
-    if (a.at.size() < kMaxAhead) a.at.resize(kMaxAhead);
-    for (std::size_t j = i; j < a.end; ++j) a.at[j - i] = eval(costs[j], true);
-  }
-  return a.at[i - a.begin];
-}
-
-inline bool GpuTimeline::idle_until_quiet(std::int64_t t) {
-  // advance(t): with nothing due before t, one integration of the idle gap
-  // (not stalled: stall_until_ns_ is an event while it is set).
-  if (std::max(t, now_) >= next_event_ns_ || stall_until_ns_ != kNever || !run_.empty())
-    return false;
-  integrate(t, Utilisation{}, idle_power(), Segment::kIdle, false);
-  return true;
-}
-
-inline bool GpuTimeline::run_next_quiet(const std::vector<KernelCost>& costs, std::size_t i,
-                                        FinishedKernel* done) {
-  if (stall_until_ns_ != kNever || next_event_ns_ <= now_ || !run_.empty()) return false;
-  // run_alone's first step at time scale 1 and all of the work left (the
-  // products by 1.0 are exact), the clocks holding to the kernel's end.
+template <class Feed>
+inline std::size_t GpuTimeline::run_quiet(const std::vector<KernelCost>& costs, std::size_t first,
+                                          std::size_t last, Feed& feed) {
+  if (stall_until_ns_ != kNever || !run_.empty()) return first;
+  // What integrate() looks at and only an event changes: constant here.
+  const std::int64_t next = next_event_ns_;
+  const bool off_target =
+      core_.landed_mhz != wanted_.core_mhz || memory_.landed_mhz != wanted_.memory_mhz;
+  const bool capped = capping_ && cap_mhz_ < core_.landed_mhz;
+  const bool forms = lat_form_ && pow_form_;
+  const bool segments = cfg_.record_segments;
+  const double idle_w = idle_power();
+  std::int64_t now = now_;
+  std::int64_t time = 0;  // integrated, for off_target_ns_ and capped_ns_ (integer sums)
+  double energy = energy_j_;
+  Utilisation activity = activity_;
   KernelAtClocks alone;
-  const KernelAtClocks* at = &alone;
-  if (lat_form_ && pow_form_)
-    at = &ahead_at(costs, i);
-  else
-    alone = eval(costs[i], true);
-  const KernelAtClocks& k = *at;
-  const std::int64_t start = now_;
-  const std::int64_t end =
-      start + std::max<std::int64_t>(0, timeline_detail::round_ns(k.duration_ns));
-  if (end > next_event_ns_) return false;
-  const std::int64_t dt = end - start;
-  double energy = 0.0, core_time = 0.0, memory_time = 0.0;
-  if (dt > 0) {
-    const auto dts = static_cast<double>(dt);
-    const double e = k.power_w * dts * 1e-9;
-    energy_j_ += e;
-    activity_.add(k.u, dts);
-    if (core_.landed_mhz != wanted_.core_mhz || memory_.landed_mhz != wanted_.memory_mhz)
-      off_target_ns_ += dt;
-    if (capping_ && cap_mhz_ < core_.landed_mhz) capped_ns_ += dt;
-    energy += e;
-    core_time += dts * eff_.core_mhz;
-    memory_time += dts * eff_.memory_mhz;
-    if (cfg_.record_segments) record_segment(dt, k.power_w, static_cast<std::int32_t>(i));
-    now_ = end;
+  std::size_t j = first;
+  for (; j < last; ++j) {
+    const std::int64_t start = feed.start(j);
+    if (std::max(start, now) >= next) break;  // (kNever included)
+    if (start > now) {                        // integrate(start, {}, idle, kIdle, false)
+      const std::int64_t dt = start - now;
+      const auto dts = static_cast<double>(dt);
+      energy += idle_w * dts * 1e-9;
+      activity.add(Utilisation{}, dts);
+      time += dt;
+      if (segments) {
+        now_ = now;
+        record_segment(dt, idle_w, Segment::kIdle);
+      }
+      now = start;
+    }
+    feed.starting(j, energy);
+    const KernelAtClocks* k = &alone;
+    if (forms)
+      k = &ahead_at(costs, j);
+    else
+      alone = eval(costs[j], true);
+    // run_alone's first step at time scale 1 with all of the work left (the
+    // products by 1.0 exact), ending by the next event.
+    const std::int64_t end =
+        now + std::max<std::int64_t>(0, timeline_detail::round_ns(k->duration_ns));
+    if (end > next) break;
+    FinishedKernel f;
+    f.id = static_cast<std::int32_t>(j);
+    f.start_ns = now;
+    double kernel_energy = 0.0, core_time = 0.0, memory_time = 0.0;
+    const std::int64_t dt = end - now;
+    if (dt > 0) {
+      const auto dts = static_cast<double>(dt);
+      const double e = k->power_w * dts * 1e-9;
+      energy += e;
+      activity.add(k->u, dts);
+      time += dt;
+      kernel_energy += e;
+      core_time += dts * eff_.core_mhz;
+      memory_time += dts * eff_.memory_mhz;
+      if (segments) {
+        now_ = now;
+        record_segment(dt, k->power_w, f.id);
+      }
+      now = end;
+    }
+    f.end_ns = now;
+    const std::int64_t dur = now - f.start_ns;
+    if (dur < exact_time_ns_) {  // the clocks held (no event: the epoch is the start's)
+      f.core_mhz = eff_.core_mhz;
+      f.memory_mhz = eff_.memory_mhz;
+    } else {
+      const auto d = static_cast<double>(dur);
+      f.core_mhz = core_time / d;
+      f.memory_mhz = memory_time / d;
+    }
+    f.energy_j = kernel_energy;
+    feed.ended(f);
+    if (now >= next) {  // an event due at its end: the caller fires it
+      ++j;
+      break;
+    }
   }
-  done->id = static_cast<std::int32_t>(i);
-  done->start_ns = start;
-  done->end_ns = now_;
-  const std::int64_t dur = now_ - start;
-  if (dur < exact_time_ns_) {  // the clocks held (the epoch did not change)
-    done->core_mhz = eff_.core_mhz;
-    done->memory_mhz = eff_.memory_mhz;
-  } else {
-    const auto d = static_cast<double>(dur);
-    done->core_mhz = core_time / d;
-    done->memory_mhz = memory_time / d;
-  }
-  done->energy_j = energy;
+  now_ = now;
+  energy_j_ = energy;
+  activity_ = activity;
+  if (off_target) off_target_ns_ += time;
+  if (capped) capped_ns_ += time;
   dirty_ = true;
-  return true;
+  return j;
 }
 
 inline void GpuTimeline::run_alone(const KernelCost& cost, double time_scale, std::int32_t id,
