@@ -37,17 +37,18 @@ struct Terms {
   double v, v2f, fm_ghz, busy_frac, u_compute, u_simt, u_memory, u_simt_matrix;
 };
 
-Terms terms(const Device& d, const CalibrationRow& r) {
+Terms terms(const Device& d, const RooflineParams& lat, const CalibrationRow& r) {
   Terms t{};
   const auto fc = static_cast<std::int32_t>(std::lround(r.core_mhz));
   t.v = d.volts(fc);
   t.v2f = t.v * t.v * r.core_mhz * 1e-3;
   t.fm_ghz = r.memory_mhz * 1e-3;
   // As the engine counts it: no busy power in a kernel's launch and drain (the
-  // latency model's fixed_ns per launch; copies have none), only on the SMs
-  // its grid occupies.
-  const double drain_s =
-      r.cls == "memcpy" ? 0.0 : r.launches * RooflineParams::of(d).fixed_ns * 1e-9;
+  // latency model's fixed_ns per launch; copies and memsets have none), only on
+  // the SMs its grid occupies.
+  const auto cls_of_row = parse_kernel_class(r.cls);
+  const bool grid = !cls_of_row || RooflineParams::has_grid(*cls_of_row);
+  const double drain_s = grid ? r.launches * lat.fixed_ns * 1e-9 : 0.0;
   t.busy_frac =
       r.window_s > 0 ? r.sm_share * std::clamp((r.busy_s - drain_s) / r.window_s, 0.0, 1.0) : 0.0;
   const bool tensor = is_tensor_class(r.cls);
@@ -143,7 +144,7 @@ std::vector<CalibrationRow> read_calibration_csv(const std::string& path) {
 }
 
 double predict_row_power_w(const Device& d, const CmosParams& p, const CalibrationRow& r) {
-  const Terms t = terms(d, r);
+  const Terms t = terms(d, RooflineParams::of(d), r);
   return idle_w(p, t) +
          t.v2f * (t.busy_frac * p.busy_w_per_v2ghz + t.u_compute * p.compute_w_per_v2ghz +
                   t.u_simt * p.simt_w_per_v2ghz + t.u_simt_matrix * p.simt_matrix_w_per_v2ghz) +
@@ -151,6 +152,7 @@ double predict_row_power_w(const Device& d, const CmosParams& p, const Calibrati
 }
 
 CalibrationFit fit_power(const Device& d, const std::vector<CalibrationRow>& rows) {
+  const RooflineParams lat = RooflineParams::of(d);
   CalibrationFit fit;
   fit.power = CmosParams::of(d);
   CmosParams& p = fit.power;
@@ -165,7 +167,7 @@ CalibrationFit fit_power(const Device& d, const std::vector<CalibrationRow>& row
   double num = 0, den = 0;
   for (const auto& r : rows) {
     if (!is_idle(r)) continue;
-    const double m = idle_w(p, terms(d, r));
+    const double m = idle_w(p, terms(d, lat, r));
     num += m * r.mean_power_w;
     den += m * m;
   }
@@ -191,7 +193,7 @@ CalibrationFit fit_power(const Device& d, const std::vector<CalibrationRow>& row
     Eigen::MatrixXd a(static_cast<Eigen::Index>(active.size()), kCols);
     Eigen::VectorXd y(static_cast<Eigen::Index>(active.size()));
     for (std::size_t i = 0; i < active.size(); ++i) {
-      const Terms t = terms(d, *active[i]);
+      const Terms t = terms(d, lat, *active[i]);
       const auto row = static_cast<Eigen::Index>(i);
       a(row, 0) = t.busy_frac * t.v2f;
       a(row, 1) = t.u_compute * t.v2f;

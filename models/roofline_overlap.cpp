@@ -153,7 +153,7 @@ std::vector<KernelCost> RooflineOverlap::prepare(const Workload& w, const Device
     // SMs; no SM executes during launch and drain. Copies and memsets have no
     // grid; a launch configuration of one thread in one CTA is what a trace
     // without one reads as, so it counts as unknown (the whole GPU).
-    if (k.cls != KernelClass::memcpy && k.cls != KernelClass::memset) {
+    if (RooflineParams::has_grid(k.cls)) {
       const auto& g = k.launch.grid;
       const auto& b = k.launch.block;
       const double ctas = static_cast<double>(g[0]) * g[1] * g[2];

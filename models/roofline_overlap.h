@@ -38,6 +38,12 @@ struct RooflineParams {
   double tensor_dram_amplification = 1.0;
   // The device's `latency:` section; InputError when it uses another model.
   static RooflineParams of(const Device& d);
+  // Whether a kernel of this class runs a grid on the SMs, and so has a
+  // launch and drain (fixed_ns) in which no SM draws the busy term: not
+  // copies and memsets (the copy engines; sim/models.h, KernelCost::drain_ns).
+  static bool has_grid(KernelClass c) {
+    return c != KernelClass::memcpy && c != KernelClass::memset;
+  }
 };
 
 class RooflineOverlap final : public LatencyModel {
