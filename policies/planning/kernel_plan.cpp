@@ -97,18 +97,28 @@ Plan plan_steps(const PlanInput& in) {
   // Every mode's hulls from each item's per-column hulls, computed once.
   std::vector<Hulls> own_hulls;
   const std::vector<Hulls>* hulls = in.hulls;
-  if (in.aggregation == Aggregation::global && !hulls) {
+  Hulls own_scratch;
+  Hulls& chain_hulls = in.scratch ? *in.scratch : own_scratch;  // the mode's, from in.chains
+  if (in.aggregation == Aggregation::global && !hulls && !in.chains) {
     own_hulls = mode_hulls(tb);
     hulls = &own_hulls;
   }
   static const Hulls kNoHulls;
 
-  Plan best;
-  bool have = false, best_feasible = false;
-  double best_score = 0;
-  for (const Mode& mode : modes) {
+  // Each mode's plan (solved: whether it was), chosen among in mode order:
+  // the first feasible one of least score, or when none is feasible the
+  // first fastest. A fixed-memory mode that cannot meet the budget is passed
+  // over (first pass) unless no mode meets it and its least time is not
+  // above the fastest plan's (second pass): it could not be chosen.
+  std::vector<Plan> plans(modes.size());
+  std::vector<char> solved(modes.size(), 0), feasible_of(modes.size(), 0);
+  std::vector<double> least_of(modes.size(), -HUGE_VAL);
+  auto solve_mode = [&](std::size_t mi) {
+    const Mode& mode = modes[mi];
     const std::vector<char>* mask = mode.mask.empty() ? nullptr : &mode.mask;
-    const Hulls& h = in.aggregation == Aggregation::global ? (*hulls)[mode.hull] : kNoHulls;
+    const bool global = in.aggregation == Aggregation::global;
+    if (global && !hulls) hulls_of_mode(g, *in.chains, mode.hull, chain_hulls);
+    const Hulls& h = !global ? kNoHulls : hulls ? (*hulls)[mode.hull] : chain_hulls;
     double reserve = 0;
     Plan cand;
     Solution sol;
@@ -172,15 +182,9 @@ Plan plan_steps(const PlanInput& in) {
     }
     cand.budget_ns = budget_total;
     cand.mode = mode.name;
+    cand.budget_ns = budget_total;
+    cand.mode = mode.name;
     const bool feasible = !(cand.time_ns > budget_total * (1 + 1e-12));
-    const double score = in.objective.score(cand.energy_j, cand.time_ns);
-    const bool better = !have || (feasible && !best_feasible) ||
-                        (feasible == best_feasible &&
-                         (feasible ? score < best_score : cand.time_ns < best.time_ns));
-    if (!better) continue;
-    have = true;
-    best_feasible = feasible;
-    best_score = score;
     cand.report.policy = in.policy;
     cand.report.what = fmt::format("{} ({}, {} {}, {} memory switches)", in.what,
                                    in.aggregation == Aggregation::global ? "global" : "local",
@@ -197,8 +201,57 @@ Plan plan_steps(const PlanInput& in) {
     cand.report.gap_j = sol.gap_j();
     cand.report.gap_pct = sol.gap_pct();
     cand.report.feasible = feasible;
-    best = std::move(cand);
+    plans[mi] = std::move(cand);
+    solved[mi] = 1;
+    feasible_of[mi] = feasible;
+  };
+  auto choose = [&]() {
+    std::size_t bi = modes.size();
+    double best_score = 0;
+    for (std::size_t mi = 0; mi < modes.size(); ++mi) {
+      if (!solved[mi]) continue;
+      const Plan& cand = plans[mi];
+      const bool feasible = feasible_of[mi];
+      const double score = in.objective.score(cand.energy_j, cand.time_ns);
+      const bool better = bi == modes.size() || (feasible && !feasible_of[bi]) ||
+                          (feasible == static_cast<bool>(feasible_of[bi]) &&
+                           (feasible ? score < best_score : cand.time_ns < plans[bi].time_ns));
+      if (!better) continue;
+      bi = mi;
+      best_score = score;
+    }
+    return bi;
+  };
+  const bool may_pass =
+      in.aggregation == Aggregation::global && !hulls && in.objective.time_bounded();
+  for (std::size_t mi = 0; mi < modes.size(); ++mi) {
+    if (may_pass && !modes[mi].mask.empty()) {
+      // The plan's time is time_offset + the steps' times summed in step
+      // order (no stalls with the memory clock held); rounding is monotone,
+      // so the sum of each step's least time (its chain's first vertex) in
+      // the same order is at most that: over the budget, the mode's plan is
+      // infeasible.
+      double least = 0;
+      for (const auto i : in.sequence) {
+        const std::vector<HullVertex>& c = (*(*in.chains)[i])[modes[mi].hull];
+        least += c.empty() ? HUGE_VAL : c.front().t;
+      }
+      least_of[mi] = in.time_offset_ns + least;
+      if (least_of[mi] > budget_total * (1 + 1e-12)) continue;
+    }
+    solve_mode(mi);
   }
+  std::size_t bi = choose();
+  if (bi == modes.size() || !feasible_of[bi]) {
+    bool more = false;
+    for (std::size_t mi = 0; mi < modes.size(); ++mi)
+      if (!solved[mi] && (bi == modes.size() || !(least_of[mi] > plans[bi].time_ns))) {
+        solve_mode(mi);
+        more = true;
+      }
+    if (more) bi = choose();
+  }
+  Plan best = bi < modes.size() ? std::move(plans[bi]) : Plan{};
   best.report.solve_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   return best;
@@ -249,7 +302,8 @@ KernelPlan compute_plan(const KernelPlanInput& in) {
   TableCache& cache = pc.tables();
   // The rounds' starting states (caps, tightening), to stop when one repeats.
   std::map<std::pair<std::vector<std::int32_t>, double>, int> seen;
-  std::vector<Hulls> hulls;  // every memory mode's, rebuilt in place each round
+  std::vector<const ModeChains*> item_chains;  // each item's, for plan_steps
+  Hulls scratch;                               // plan_steps' hulls, reused
   int rounds = 0, since_better = 0;
   for (int round = 0; round < std::max(1, in.rounds); ++round) {
     if (!seen.emplace(std::make_pair(caps, tighten), round).second) break;  // a cycle
@@ -286,12 +340,10 @@ KernelPlan compute_plan(const KernelPlanInput& in) {
       tb = cache.view(g.items, &rows);
       p.sequence = g.item_of;
       if (p.aggregation == Aggregation::global) {
-        std::vector<const ModeChains*> item_chains(g.items.size());
+        item_chains.resize(g.items.size());
         for (std::size_t i = 0; i < g.items.size(); ++i) item_chains[i] = &pc.chains(rows[i]);
-        const std::size_t modes = 1 + memory_clock_count(tb.grid);
-        hulls.resize(modes);
-        for (std::size_t m = 0; m < modes; ++m) hulls_of_mode(tb.grid, item_chains, m, hulls[m]);
-        p.hulls = &hulls;
+        p.chains = &item_chains;
+        p.scratch = &scratch;
       }
     }
     p.tables = &tb;
@@ -469,7 +521,8 @@ std::shared_ptr<PlanStore> PlanMemo::store(const GpuModel& m) {
 
 KernelPlan plan_kernels(const KernelPlanInput& in) {
   PlanMemo* memo = PlanMemo::current();
-  if (!memo || in.plan.tables || in.plan.hulls || !memo->admits(in.gpu)) return compute_plan(in);
+  if (!memo || in.plan.tables || in.plan.hulls || in.plan.chains || !memo->admits(in.gpu))
+    return compute_plan(in);
   const auto started = std::chrono::steady_clock::now();
   const PlanMemo::Key key = memo->key(in);
   std::shared_ptr<const KernelPlan> plan = memo->find(key);

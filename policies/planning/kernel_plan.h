@@ -96,6 +96,13 @@ struct PlanInput {
   // Optional: the hulls of every memory mode (mode_hulls order), computed by
   // the caller from cached rows; else plan_steps computes them.
   const std::vector<Hulls>* hulls = nullptr;
+  // Optional, instead of hulls: each item's chains (PlanCache::chains), from
+  // which plan_steps builds a mode's hulls when it solves that mode. A
+  // fixed-memory mode whose least time (every step at its fastest pair of
+  // that memory clock) misses the budget is then solved only if no mode
+  // meets it: its plan could not be chosen otherwise.
+  const std::vector<const ModeChains*>* chains = nullptr;
+  Hulls* scratch = nullptr;  // optional: where those hulls are built (reused)
 };
 
 struct Plan {

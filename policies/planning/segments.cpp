@@ -273,11 +273,22 @@ std::vector<std::int32_t> candidate_pairs(const Grid& grid, const Hulls& h, int 
   return out;
 }
 
+// Each kernel's row at each memory clock, for the cap last looked up there:
+// a round changes some kernels' caps only, so the rest keep their rows
+// without a lookup (rows stay where the cache put them).
+struct ColumnRows {
+  std::vector<std::vector<std::int32_t>> cap;  // [memory clock][kernel]
+  std::vector<std::vector<TableCache::Row>> row;
+  bool have(std::size_t m, std::size_t i, std::int32_t c) const {
+    return m < cap.size() && !cap[m].empty() && cap[m][i] == c && row[m][i].time_ns != nullptr;
+  }
+};
+
 // The DP's columns: each kernel at each candidate, with the cap of the
 // candidate's memory clock.
 void load_columns(TableCache& cache, const std::vector<ItemSpec>& items,
                   const std::vector<std::vector<std::int32_t>>& caps,
-                  const std::vector<std::size_t>& mem_of_pair, Dp& dp) {
+                  const std::vector<std::size_t>& mem_of_pair, ColumnRows& rows, Dp& dp) {
   const std::size_t n = items.size(), P = dp.cand.size();
   dp.T.assign(n * P, 0.0);
   dp.E.assign(n * P, 0.0);
@@ -286,11 +297,24 @@ void load_columns(TableCache& cache, const std::vector<ItemSpec>& items,
     const std::size_t m = mem_of_pair[static_cast<std::size_t>(dp.cand[j])];
     if (std::find(mems.begin(), mems.end(), m) == mems.end()) mems.push_back(m);
   }
+  if (rows.cap.size() < caps.size()) {
+    rows.cap.resize(caps.size());
+    rows.row.resize(caps.size());
+  }
+  for (const std::size_t m : mems)
+    if (rows.cap[m].empty()) {
+      rows.cap[m].assign(n, 0);
+      rows.row[m].assign(n, TableCache::Row{nullptr, nullptr, 0});
+    }
   for (std::size_t i = 0; i < n; ++i) {
-    ItemSpec it = items[i];
     for (const std::size_t m : mems) {
-      it.max_core_mhz = caps[m][i];
-      const TableCache::Row r = cache.row(it);
+      if (!rows.have(m, i, caps[m][i])) {
+        ItemSpec it = items[i];
+        it.max_core_mhz = caps[m][i];
+        rows.row[m][i] = cache.row(it);
+        rows.cap[m][i] = caps[m][i];
+      }
+      const TableCache::Row& r = rows.row[m][i];
       for (std::size_t j = 0; j < P; ++j) {
         const auto q = static_cast<std::size_t>(dp.cand[j]);
         if (mem_of_pair[q] != m) continue;
@@ -377,6 +401,7 @@ SegmentPlan plan_segments(const SegmentPlanInput& in, const Emulation& em0) {
     for (auto q = grid.mem_begin[m]; q < grid.mem_begin[m + 1]; ++q) mem_of_pair[q] = m;
   // The kernels' hulls in every mode, for the choice of candidates: one
   // chain set per distinct table row (at the caller's caps).
+  ColumnRows column_rows;  // for every mode's rounds
   std::vector<const ModeChains*> item_chains(n);
   for (std::size_t i = 0; i < n; ++i) item_chains[i] = &pc.chains(cache.row(items[i]));
 
@@ -441,7 +466,7 @@ SegmentPlan plan_segments(const SegmentPlanInput& in, const Emulation& em0) {
       dp.gap.resize(n);
       for (std::size_t i = 0; i < n; ++i) dp.gap[i] = items[i].gap_ns;
       dp.cand = order;
-      load_columns(cache, items, caps, mem_of_pair, dp);
+      load_columns(cache, items, caps, mem_of_pair, column_rows, dp);
       dp.prepare();
 
       ++rounds;
