@@ -22,8 +22,8 @@ Classes (the names used in validation/ and docs/validation.md):
 | prefill_long | decoder forward over one 32k-token sequence (flash attention) |
 | fp32_train | encoder training in fp32; ``tf32=1`` lets the matrix units run tf32 |
 | moe_train | decoder training with top-2 mixture-of-experts FFN layers |
+| sparse_kernels | one GEMM or elementwise kernel at a time between idle gaps (a spinning host) |
 """
-import math
 
 import torch
 import torch.nn as nn
@@ -490,6 +490,44 @@ def gpt3_train(device, **kw):
                                    "dtype": "fp32 params, bf16 autocast"}}
 
 
+def sparse_kernels(device, **kw):
+    """One operation launched ``count`` times per step, each launch
+    ``period_us`` after the previous one (the host spins between them; 0: back
+    to back): short kernels between idle gaps, as in launch-bound steps, with
+    a host that is busy but not in PyTorch operators. ``op=gemm``: a bf16
+    ``m x k`` by ``k x n`` product; ``op=mul``: ``x.mul_()`` over ``mb`` MB of
+    fp32."""
+    import time
+    o = _opts(kw, {"op": "gemm", "m": 512, "n": 1024, "k": 1024, "mb": 8, "period_us": 0.0,
+                   "count": 200})
+    if o["op"] == "gemm":
+        a = torch.randn(o["m"], o["k"], device=device, dtype=torch.bfloat16)
+        b = torch.randn(o["k"], o["n"], device=device, dtype=torch.bfloat16)
+        c = torch.empty(o["m"], o["n"], device=device, dtype=torch.bfloat16)
+
+        def once():
+            torch.mm(a, b, out=c)
+    elif o["op"] == "mul":
+        x = torch.randn(o["mb"] * 256 * 1024, device=device)
+
+        def once():
+            x.mul_(1.0001)
+    else:
+        raise ValueError(f"op={o['op']}: expected gemm or mul")
+    period = o["period_us"] * 1e-6
+
+    def step():
+        t = time.perf_counter()
+        for _ in range(o["count"]):
+            once()
+            if period > 0:
+                t += period
+                while time.perf_counter() < t:
+                    pass
+    return {"step": step, "meta": {"model": f"sparse {o['op']}", **o, "dtype": "bf16 (gemm), fp32 (mul)"}}
+
+
 BUILDERS = {f.__name__: f for f in (cnn_train, bert_train, llama_train, compile_train,
                                      cudagraph_infer, decode_kvcache, smallbatch_train,
-                                     prefill_long, fp32_train, moe_train, gpt3_train)}
+                                     prefill_long, fp32_train, moe_train, gpt3_train,
+                                     sparse_kernels)}
