@@ -11,7 +11,10 @@
 // end of an earlier kernel) so that it lands on time.
 #include <fmt/format.h>
 
+#include <memory>
+
 #include "policies/objective.h"
+#include "policies/online/budget_guard.h"
 #include "policies/online/learn_then_follow.h"
 #include "policies/online/rehearsal_plan.h"
 #include "policies/planning/kernel_plan.h"
@@ -26,7 +29,8 @@ class KernelPredictive final : public plan::LearnThenFollow {
       : objective_(parse_objective(p, "kernel-predictive")),
         memory_(plan::parse_memory_mode(p, "kernel-predictive")),
         early_(p.integer("early") != 0),
-        host_slack_(p.integer("host_slack") != 0) {}
+        host_slack_(p.integer("host_slack") != 0),
+        guard_enabled_(p.integer("guard") != 0) {}
 
  private:
   void make_plan(PolicyContext& ctx) override {
@@ -34,8 +38,8 @@ class KernelPredictive final : public plan::LearnThenFollow {
     const Device& d = ctx.device();
     plan::KernelPlanInput in;
     in.gpu = plan::gpu_model(ctx);
-    plan::PlanCache cache(in.gpu);  // rows and hulls shared by the re-plans
-    in.cache = &cache;
+    cache_ = std::make_unique<plan::PlanCache>(in.gpu);  // rows and hulls shared by the re-plans
+    in.cache = cache_.get();
     in.kernels = plan::items_from(seq, host_slack_);
     // The firmware now: the cap is the effective core clock when it is below
     // the default clock (the policy has not set any clocks yet).
@@ -59,6 +63,7 @@ class KernelPredictive final : public plan::LearnThenFollow {
     // saves energy, the default clocks are held.
     const plan::RehearsalStart rs{in.start.cap_mhz, in.start.from};
     const plan::Rehearsal ref = plan::rehearse(ctx, in.kernels, nullptr, true, rs);
+    rest_in_ = in;
     plan::CandidateSet cands(ctx, seq, in.kernels, rs, objective_, objective_.budget(ref.time_ns));
     plan::SolveReport last;
     auto knapsack = [&](double tighten) {
@@ -101,13 +106,33 @@ class KernelPredictive final : public plan::LearnThenFollow {
           std::max(ctx.expected_core_switch_ns(), ctx.expected_memory_switch_ns()) * 1e-6));
       return;
     }
-    switcher_.set_plan(best->steps, best->early);
+    if (guard_enabled_ && objective_.time_bounded()) {
+      const plan::GuardPath first{best->rehearsal.step_ns, ref.step_ns, best->rehearsal.time_ns,
+                                  ref.time_ns};
+      const plan::GuardPath later{best->rehearsal.next_step_ns, ref.next_step_ns,
+                                  best->rehearsal.next_time_ns, ref.next_time_ns};
+      follow(best->steps, best->early, &first, &later, objective_.budget(ref.time_ns) - ref.time_ns,
+             std::make_unique<plan::NativeShadow>(ctx, in.kernels, rs));
+    } else {
+      follow(best->steps, best->early);
+    }
+  }
+
+  // The budget guard tripped after `position`: the knapsack over the rest.
+  RestPlan replan_rest(PolicyContext& ctx, int position, double repay_ns) override {
+    const auto& items = rest_in_.kernels;
+    return plan::rest_by_knapsack(
+        ctx, rest_in_, std::vector<plan::ItemSpec>(items.begin() + position + 1, items.end()),
+        repay_ns);
   }
 
   Objective objective_;
   plan::MemoryMode memory_;
+  std::unique_ptr<plan::PlanCache> cache_;
+  plan::KernelPlanInput rest_in_;
   bool early_;
   bool host_slack_;
+  bool guard_enabled_;
 };
 
 std::vector<ParamSpec> params() {
@@ -120,6 +145,11 @@ std::vector<ParamSpec> params() {
                "1: a kernel followed by a wait for the host in the profiling iteration (one "
                "stream, no host synchronisation between the launches) may run slower up to the "
                "wait; off by default: a wait seen once need not come back"});
+  v.push_back({"guard", ParamSpec::Kind::defaulted, "1",
+               "1: a budget guard follows the plan: a followed iteration whose projected time "
+               "(the measured kernels against their default-clock estimates, plus the plan's "
+               "rehearsed rest) would exceed the budget runs its remaining kernels at the default "
+               "clocks; 0: off"});
   return v;
 }
 

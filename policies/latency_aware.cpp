@@ -24,8 +24,10 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <memory>
 
 #include "policies/objective.h"
+#include "policies/online/budget_guard.h"
 #include "policies/online/learn_then_follow.h"
 #include "policies/online/rehearsal_plan.h"
 #include "policies/planning/emulation.h"
@@ -46,7 +48,8 @@ class LatencyAware final : public plan::LearnThenFollow {
       : objective_(parse_objective(p, "latency-aware")),
         max_candidates_(std::max(2, p.integer("candidates"))),
         margin_pct_(p.number("margin_pct")),
-        host_slack_(p.integer("host_slack") != 0) {
+        host_slack_(p.integer("host_slack") != 0),
+        guard_enabled_(p.integer("guard") != 0) {
     if (margin_pct_ < 0 || margin_pct_ >= 100)
       throw InputError(
           fmt::format("policy latency-aware: margin_pct={} must be in [0, 100)", margin_pct_));
@@ -60,8 +63,9 @@ class LatencyAware final : public plan::LearnThenFollow {
     const std::size_t n = seq.size();
     plan::SegmentPlanInput in;
     in.gpu = plan::gpu_model(ctx);
-    plan::PlanCache cache(in.gpu);  // rows and hulls shared by every candidate's plans
-    in.cache = &cache;
+    cache_ = std::make_unique<plan::PlanCache>(in.gpu);  // shared by every candidate's plans
+    in.cache = cache_.get();
+    plan::PlanCache& cache = *cache_;
     in.kernels = plan::items_from(seq, host_slack_);
     in.start.cap_mhz = std::min(ctx.effective().core_mhz, d.max_core_mhz());
     in.start.from = ctx.effective();
@@ -179,7 +183,21 @@ class LatencyAware final : public plan::LearnThenFollow {
             .count();
     report(r);
     if (!best) return;
-    switcher_.set_plan(best->steps, best->early);
+    // The budget guard re-plans the rest of an iteration the way the chosen
+    // plan was made: per kernel, or by segments.
+    rest_by_knapsack_ = best->name.find("knapsack") != std::string::npos;
+    rest_seg_ = in;
+    rest_kin_ = kin;
+    if (guard_enabled_ && objective_.time_bounded()) {
+      const plan::GuardPath first{best->rehearsal.step_ns, ref.step_ns, best->rehearsal.time_ns,
+                                  ref.time_ns};
+      const plan::GuardPath later{best->rehearsal.next_step_ns, ref.next_step_ns,
+                                  best->rehearsal.next_time_ns, ref.next_time_ns};
+      follow(best->steps, best->early, &first, &later, objective_.budget(ref.time_ns) - ref.time_ns,
+             std::make_unique<plan::NativeShadow>(ctx, items, rs));
+    } else {
+      follow(best->steps, best->early);
+    }
   }
 
   // The single pair best under the objective on the learned iteration whose
@@ -205,10 +223,30 @@ class LatencyAware final : public plan::LearnThenFollow {
     return best;
   }
 
+  RestPlan replan_rest(PolicyContext& ctx, int position, double repay_ns) override {
+    const auto& items = rest_kin_.kernels;
+    std::vector<plan::ItemSpec> rest(items.begin() + position + 1, items.end());
+    if (!rest_by_knapsack_) {
+      RestPlan seg = plan::rest_by_segments(ctx, rest_seg_, rest, repay_ns);
+      // The knapsack when no segment plan repays it (the DP keeps the default
+      // clocks unless a plan saves energy), if switches land at once: a
+      // per-kernel plan does not survive a real latency.
+      if (seg.have || std::max(ctx.expected_core_switch_ns(), ctx.expected_memory_switch_ns()) >
+                          plan::kImmediateSwitchNs)
+        return seg;
+    }
+    return plan::rest_by_knapsack(ctx, rest_kin_, std::move(rest), repay_ns);
+  }
+
   Objective objective_;
+  std::unique_ptr<plan::PlanCache> cache_;
+  bool rest_by_knapsack_ = false;
+  plan::SegmentPlanInput rest_seg_;
+  plan::KernelPlanInput rest_kin_;
   int max_candidates_;
   double margin_pct_;
   bool host_slack_;
+  bool guard_enabled_;
 };
 
 std::vector<ParamSpec> params() {
@@ -223,6 +261,11 @@ std::vector<ParamSpec> params() {
                "1: a kernel followed by a wait for the host in the profiling iteration (one "
                "stream, no host synchronisation between the launches) may run slower up to the "
                "wait; off by default: a wait seen once need not come back"});
+  v.push_back({"guard", ParamSpec::Kind::defaulted, "1",
+               "1: a budget guard follows the plan: a followed iteration whose projected time "
+               "(the measured kernels against their default-clock estimates, plus the plan's "
+               "rehearsed rest) would exceed the budget runs its remaining kernels at the default "
+               "clocks; 0: off"});
   return v;
 }
 

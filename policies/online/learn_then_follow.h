@@ -1,37 +1,92 @@
 #pragma once
 // The shape of every online planner: learn, plan once, follow.
 #include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
 
+#include "policies/online/budget_guard.h"
 #include "policies/online/learner.h"
+#include "policies/online/rehearsal.h"
 #include "policies/online/switcher.h"
 #include "sim/policy.h"
 
 namespace dvfsim::plan {
 
+// Re-plans of the rest of one iteration after the budget guard tripped.
+inline constexpr int kGuardReplans = 3;
+
 // An online policy that learns the kernel sequence during a profiling
 // iteration (SequenceLearner), makes its plan once when the sequence is known,
 // and follows it with a Switcher from then on.
+//
+// With a budget guard (follow() with the plan's rehearsed paths and a native
+// shadow; policies/online/budget_guard.h), a followed iteration whose
+// projected time would exceed the budget is re-planned from the kernel that
+// tripped the guard (replan_rest: the rest made to repay the account, plus
+// the deviation seen so far carried over the rest at its rate), up to
+// kGuardReplans times an iteration. When no re-plan meets that, the rest of
+// the iteration runs at the fastest clocks until the account is repaid, then
+// at the default clocks. The plan resumes at the next iteration.
 class LearnThenFollow : public Policy {
  public:
-  void on_kernel_start(PolicyContext& ctx, std::uint32_t kernel) override {
-    learner_.on_start(ctx, kernel);
-    if (learner_.just_learned()) make_plan(ctx);
-    if (switcher_.active()) switcher_.on_start(ctx, learner_.position());
-  }
-  void on_kernel_end(PolicyContext& ctx, std::uint32_t kernel) override {
-    learner_.on_end(ctx, kernel);
-    if (switcher_.active()) switcher_.on_end(ctx);
-  }
+  void on_kernel_start(PolicyContext& ctx, std::uint32_t kernel) override;
+  void on_kernel_end(PolicyContext& ctx, std::uint32_t kernel) override;
   void on_timer(PolicyContext& ctx) override {
     if (switcher_.active()) switcher_.on_timer(ctx);
   }
+  const BudgetGuard& guard() const { return guard_; }
 
  protected:
-  // Called once, when the learner has the sequence; sets switcher_'s plan.
+  using RestPlan = RestPlanResult;
+  // Called once, when the learner has the sequence; calls follow() (or
+  // nothing: the default clocks are held).
   virtual void make_plan(PolicyContext& ctx) = 0;
+  // Re-plans the positions after `position` so that they take `repay_ns`
+  // less than at the default clocks (the budget guard tripped there); none
+  // (have = false): no plan meets that.
+  virtual RestPlan replan_rest(PolicyContext& /*ctx*/, int /*position*/, double /*repay_ns*/) {
+    return {};
+  }
+  // Follows `steps` (early: switches issued ahead by the expected latency).
+  // Guarded when `first`, `later` (the plan's and the default clocks'
+  // rehearsed paths, BudgetGuard::arm) and `native` are given, with
+  // `allowance_ns` over the default clocks.
+  void follow(std::vector<Switcher::Step> steps, bool early, const GuardPath* first = nullptr,
+              const GuardPath* later = nullptr, double allowance_ns = 0.0,
+              std::unique_ptr<NativeShadow> native = nullptr);
 
   SequenceLearner learner_;
   Switcher switcher_;
+  BudgetGuard guard_;
+
+ private:
+  void trip(PolicyContext& ctx, int position);
+  // While catching up: back to the default clocks once the account, less
+  // what it repays while that switch lands, is within the allowance.
+  void catch_up(PolicyContext& ctx);
+  // The kernels from position `from` to the iteration's end at `pair`.
+  void hold(PolicyContext& ctx, int from, const Clocks& pair);
+  // The first position after `position` that a switch requested now reaches
+  // in time (its predicted start at least the expected latency away).
+  int takeover(const PolicyContext& ctx, int position) const;
+  struct Running {
+    std::uint32_t kernel = 0;
+    int position = -1;
+    std::int64_t start_ns = 0;
+  };
+  std::unique_ptr<NativeShadow> native_;
+  std::vector<Switcher::Step> plan_steps_;
+  bool plan_early_ = true;
+  bool off_plan_ = false;     // this iteration follows a re-plan or held clocks
+  bool catching_up_ = false;  // at the fastest clocks until the account is repaid
+  Clocks catch_up_pair_;
+  // When the fastest clocks landed, and the account then (-1: not yet landed).
+  std::int64_t catch_up_from_ns_ = -1;
+  double catch_up_from_debt_ns_ = 0.0;
+  int replans_ = 0;  // this iteration
+  std::int32_t guard_iteration_ = -1;
+  std::vector<Running> running_;  // kernels started under the guard, not ended yet
 };
 
 }  // namespace dvfsim::plan

@@ -65,6 +65,8 @@ Rehearsal rehearse(const PolicyContext& ctx, const std::vector<ItemSpec>& items,
   tl.start(0);
   if (steps) driver.switcher.set_plan(*steps, early);
   FinishedKernel done;
+  r.next_step_ns.assign(n, 0.0);
+  r.step_ns.assign(n, 0.0);
   double first_end_ns = 0, first_energy_j = 0, next_begin_ns = 0;
   for (int copy = 0; copy < 2; ++copy) {
     for (std::size_t i = 0; i < n; ++i) {
@@ -76,6 +78,7 @@ Rehearsal rehearse(const PolicyContext& ctx, const std::vector<ItemSpec>& items,
       tl.begin_kernel(items[i].cost, items[i].time_scale, static_cast<std::int32_t>(i));
       while (!tl.advance(GpuTimeline::kNever, &done)) {
       }
+      (copy == 0 ? r.step_ns : r.next_step_ns)[i] = static_cast<double>(tl.now() - begin);
       if (steps) driver.switcher.on_end(c);
       tl.fire_due_events();
       if (copy == 0 && i + 1 == n) {
@@ -95,6 +98,47 @@ Rehearsal rehearse(const PolicyContext& ctx, const std::vector<ItemSpec>& items,
   r.next_energy_j = tl.energy_j() - first_energy_j;
   r.switches = tl.clock_switches();
   return r;
+}
+
+struct NativeShadow::State {
+  Device dev;
+  GpuTimeline tl;
+  State(const PolicyContext& ctx, const Device& d, const TimelineConfig& tc)
+      : dev(d), tl(GpuModel{&dev, &ctx.latency(), &ctx.power(), ctx.governor()}, tc) {}
+};
+
+NativeShadow::~NativeShadow() = default;
+
+NativeShadow::NativeShadow(const PolicyContext& ctx, const std::vector<ItemSpec>& items,
+                           const RehearsalStart& start)
+    : items_(items) {
+  TimelineConfig tc;
+  tc.record_switches = false;
+  s_ = std::make_unique<State>(ctx, ctx.device(), tc);
+  GpuTimeline& tl = s_->tl;
+  if (start.cap_mhz > 0) tl.set_cap(start.cap_mhz);
+  const Device& d = ctx.device();
+  const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+  tl.set_clocks_now(def.core_mhz, def.memory_mhz);
+  tl.start(0);
+}
+
+double NativeShadow::run(std::size_t position, const KernelCost& cost) {
+  if (position >= items_.size()) return 0.0;
+  GpuTimeline& tl = s_->tl;
+  const ItemSpec& it = items_[position];
+  FinishedKernel done;
+  tl.fire_due_events();
+  const std::int64_t begin = tl.now();
+  tl.begin_kernel(cost, it.time_scale, static_cast<std::int32_t>(position));
+  while (!tl.advance(GpuTimeline::kNever, &done)) {
+  }
+  const double d = static_cast<double>(tl.now() - begin);
+  tl.fire_due_events();
+  const std::int64_t ready = begin + static_cast<std::int64_t>(std::llround(it.floor_ns));
+  if (ready > tl.now()) tl.advance(ready, &done);
+  tl.advance(tl.now() + static_cast<std::int64_t>(std::llround(it.gap_ns)), &done);
+  return d;
 }
 
 }  // namespace dvfsim::plan

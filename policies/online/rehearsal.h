@@ -8,6 +8,7 @@
 // replay (policies/planning/replay.h): it reads nothing of the run beyond
 // what the policy observed, only the device's models.
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "policies/online/switcher.h"
@@ -27,6 +28,11 @@ struct Rehearsal {
   double next_time_ns = 0.0;
   double next_energy_j = 0.0;
   std::int64_t switches = 0;  // over both
+  // Each kernel's duration in the second iteration (the one every later
+  // iteration of the plan repeats), by position: what a budget guard
+  // (policies/online/budget_guard.h) expects the plan to take.
+  std::vector<double> next_step_ns;
+  std::vector<double> step_ns;  // the same for the first iteration
 };
 
 struct RehearsalStart {
@@ -39,5 +45,30 @@ struct RehearsalStart {
 Rehearsal rehearse(const PolicyContext& ctx, const std::vector<ItemSpec>& items,
                    const std::vector<Switcher::Step>* steps, bool early,
                    const RehearsalStart& start);
+
+// The native run of the iterations a policy follows, as its own models see
+// it: the engine's GPU model (the firmware cap included) at the default
+// clocks, fed each kernel the policy launches with the work it has now (the
+// learned time scale and gap of its position). It starts from the state the
+// plan starts from (the firmware cap and clocks when the policy planned, as
+// the rehearsal does) and carries the firmware's state from kernel to kernel
+// as native would: what the budget guard
+// (policies/online/budget_guard.h) charges a followed kernel against.
+class NativeShadow {
+ public:
+  NativeShadow(const PolicyContext& ctx, const std::vector<ItemSpec>& items,
+               const RehearsalStart& start);
+  ~NativeShadow();
+  NativeShadow(const NativeShadow&) = delete;
+  NativeShadow& operator=(const NativeShadow&) = delete;
+  // The kernel of learned position `position` with the work `cost`, run
+  // next: its duration (ns).
+  double run(std::size_t position, const KernelCost& cost);
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+  std::vector<ItemSpec> items_;
+};
 
 }  // namespace dvfsim::plan

@@ -37,6 +37,11 @@ class Switcher {
     issued_ordinal_ = -1;
     lands_ns_ = -1;
   }
+  // The plan's steps replaced, the request in flight kept (no early request
+  // goes out before it is expected to land): a plan changed while it is
+  // followed.
+  void replace_steps(std::vector<Step> steps) { steps_ = std::move(steps); }
+  const std::vector<Step>& steps() const { return steps_; }
   bool active() const { return !steps_.empty(); }
   // The kernel at `position` of the plan starts now (position < 0: unknown,
   // the switcher stops predicting until the next known position).

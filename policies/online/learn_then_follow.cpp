@@ -1,0 +1,171 @@
+#include "policies/online/learn_then_follow.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace dvfsim::plan {
+
+void LearnThenFollow::follow(std::vector<Switcher::Step> steps, bool early, const GuardPath* first,
+                             const GuardPath* later, double allowance_ns,
+                             std::unique_ptr<NativeShadow> native) {
+  plan_steps_ = steps;
+  plan_early_ = early;
+  switcher_.set_plan(std::move(steps), early);
+  if (first && later && native && first->planned_ns.size() == plan_steps_.size() &&
+      later->planned_ns.size() == plan_steps_.size()) {
+    native_ = std::move(native);
+    guard_.arm(*first, *later, allowance_ns);
+  }
+}
+
+void LearnThenFollow::on_kernel_start(PolicyContext& ctx, std::uint32_t kernel) {
+  learner_.on_start(ctx, kernel);
+  if (learner_.just_learned()) make_plan(ctx);
+  if (guard_.armed()) {
+    const std::int32_t it = ctx.workload().kernels[kernel].iteration;
+    if (it != guard_iteration_) {
+      guard_iteration_ = it;
+      guard_.new_iteration();
+      running_.clear();
+      replans_ = 0;
+      catching_up_ = false;
+      if (off_plan_) {
+        switcher_.set_plan(plan_steps_, plan_early_);
+        off_plan_ = false;
+      }
+    }
+    running_.push_back({kernel, learner_.position(), ctx.now_ns()});
+  }
+  if (switcher_.active()) switcher_.on_start(ctx, learner_.position());
+}
+
+void LearnThenFollow::on_kernel_end(PolicyContext& ctx, std::uint32_t kernel) {
+  learner_.on_end(ctx, kernel);
+  if (guard_.armed()) {
+    const auto r = std::find_if(running_.begin(), running_.end(),
+                                [&](const Running& x) { return x.kernel == kernel; });
+    if (r != running_.end()) {
+      const Running done = *r;
+      running_.erase(r);
+      if (done.position >= 0) {
+        // The work launched now, run by the native shadow: what native
+        // would have taken for it.
+        const double native =
+            native_->run(static_cast<std::size_t>(done.position), ctx.costs()[kernel]);
+        const double measured = static_cast<double>(ctx.now_ns() - done.start_ns);
+        if (guard_.on_end(done.position, measured, native)) {
+          trip(ctx, done.position);
+        } else if (catching_up_) {
+          catch_up(ctx);
+        }
+      }
+    }
+  }
+  if (switcher_.active()) switcher_.on_end(ctx);
+}
+
+int LearnThenFollow::takeover(const PolicyContext& ctx, int position) const {
+  const auto n = static_cast<int>(plan_steps_.size());
+  const double lead = std::max(ctx.expected_core_switch_ns(), ctx.expected_memory_switch_ns());
+  const std::vector<Switcher::Step>& cur = switcher_.steps();
+  double t = cur[static_cast<std::size_t>(position)].gap_ns;
+  int q = position + 1;
+  while (q + 1 < n && t < lead) {
+    const Switcher::Step& s = cur[static_cast<std::size_t>(q)];
+    t += s.duration_ns + s.gap_ns;
+    ++q;
+  }
+  return q;
+}
+
+void LearnThenFollow::trip(PolicyContext& ctx, int position) {
+  const auto n = static_cast<int>(plan_steps_.size());
+  if (position + 1 >= n) return;
+  RestPlan rest;
+  if (replans_ < kGuardReplans) {
+    ++replans_;
+    // Repay the account, and what the rest is expected to deviate by at the
+    // rate the iteration has deviated so far.
+    rest =
+        replan_rest(ctx, position,
+                    guard_.debt_ns() - guard_.allowance_ns() + guard_.expected_rest_deviation_ns());
+  }
+  const bool immediate_switches = std::max(ctx.expected_core_switch_ns(),
+                                           ctx.expected_memory_switch_ns()) <= kImmediateSwitchNs;
+  const bool owing = guard_.debt_ns() > guard_.allowance_ns();
+  note(fmt::format(
+      "budget guard: iteration {} projected {:.3f} ms over its budget after position {} "
+      "(account {:+.3f} ms against native): {}",
+      guard_iteration_, (guard_.projected_ns() - guard_.allowance_ns()) * 1e-6, position,
+      guard_.debt_ns() * 1e-6,
+      rest.have            ? "the rest of the iteration re-planned"
+      : !owing             ? "the default clocks for the rest of the iteration"
+      : immediate_switches ? "the fastest clocks until repaid"
+                           : "the plan kept (no re-plan repays it)"));
+  // The new clocks take over where a switch requested now lands; the kernels
+  // before keep what is followed now (and the switch in flight for them).
+  const int from = takeover(ctx, position);
+  std::vector<Switcher::Step> steps = switcher_.steps();
+  if (rest.have && static_cast<int>(rest.pairs.size()) == n - position - 1) {
+    for (int j = from; j < n; ++j) {
+      const auto k = static_cast<std::size_t>(j - position - 1);
+      steps[static_cast<std::size_t>(j)].pair = rest.pairs[k];
+      steps[static_cast<std::size_t>(j)].duration_ns = rest.planned_ns[k];
+    }
+    guard_.rearm_rest(position, rest.planned_ns, rest.reference_ns, rest.extra_ns);
+    switcher_.replace_steps(std::move(steps));
+    off_plan_ = true;
+    return;
+  }
+  // No re-plan. With switches that land at once: the fastest clocks while
+  // the account is over the allowance, then the default ones. With a real
+  // latency the switch there lands a latency late (the switch back too, and
+  // a memory switch stalls the GPU): the default clocks when the account is
+  // within the allowance (they keep it there), else the plan is kept: the
+  // default clocks repay nothing, its later positions are all that can.
+  replans_ = kGuardReplans;
+  const Device& d = ctx.device();
+  const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+  if (!immediate_switches && owing) return;
+  catching_up_ = immediate_switches && owing;
+  catch_up_pair_ = make_clocks(d, d.max_core_mhz(), d.max_memory_mhz());
+  catch_up_from_ns_ = -1;
+  hold(ctx, from, catching_up_ ? catch_up_pair_ : def);
+}
+
+void LearnThenFollow::catch_up(PolicyContext& ctx) {
+  const Device& d = ctx.device();
+  const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+  const std::int64_t now = ctx.now_ns();
+  if (catch_up_from_ns_ < 0) {
+    if (ctx.effective() == catch_up_pair_) {
+      catch_up_from_ns_ = now;
+      catch_up_from_debt_ns_ = guard_.debt_ns();
+    }
+  }
+  // The switch back to the default clocks takes its latency, while the
+  // account keeps falling at the rate it has since the fastest clocks
+  // landed: issue it that much early.
+  double ahead = 0;
+  if (catch_up_from_ns_ >= 0 && now > catch_up_from_ns_) {
+    const double rate = std::max(0.0, (catch_up_from_debt_ns_ - guard_.debt_ns()) /
+                                          static_cast<double>(now - catch_up_from_ns_));
+    ahead = rate * switcher_.lead_ns(ctx, catch_up_pair_, def);
+  }
+  if (guard_.debt_ns() - ahead <= guard_.allowance_ns()) {
+    catching_up_ = false;
+    const int pos = learner_.position();
+    if (pos >= 0) hold(ctx, pos + 1, def);
+  }
+}
+
+void LearnThenFollow::hold(PolicyContext& /*ctx*/, int from, const Clocks& pair) {
+  std::vector<Switcher::Step> steps = switcher_.steps();
+  for (std::size_t j = static_cast<std::size_t>(std::max(0, from)); j < steps.size(); ++j)
+    steps[j].pair = pair;
+  switcher_.replace_steps(std::move(steps));
+  off_plan_ = true;
+}
+
+}  // namespace dvfsim::plan

@@ -1,0 +1,266 @@
+// The online policies' budget guard (policies/online/budget_guard.h) on a toy
+// GPU whose numbers can be checked by hand, with a second iteration costlier
+// than the learned one.
+//
+// Clocks: core 1000/2000/2500 MHz (default 2000) x memory 500/1000 MHz
+// (default 1000); free switches. Time = max(compute part / core, memory part
+// / memory). Power: 50 W + busy x (40 W at 1000 MHz core, 150 W at 2000,
+// 250 W at 2500) + memory (5 W at 500 MHz, 20 W at 1000).
+//
+// An iteration is C, A1, B, A2. C is memory-bound, 2 ms at 1000 MHz memory
+// (the firmware, which caps nothing here, ticks every 1 ms: by A1 the cap is
+// the top clock). A is compute-bound: 10 ms at 2000 MHz (20 ms at 1000, 8 ms
+// at 2500). In the profiling iteration B is memory-bound: 10 ms at 1000 MHz
+// memory whatever the core clock. Native: 32 ms, 0.44 + 3 x 2.2 = 7.04 J.
+// The plan at a 0 % budget (unique optimum): C at (1000, 1000) 2 ms x 110 W =
+// 0.22 J, A at (2000, 500) 10 ms x 205 W = 2.05 J, B at (1000, 1000) 10 ms x
+// 110 W = 1.1 J: 32 ms, 5.42 J.
+//
+// From the second iteration on, B also has a compute part of 11 ms at
+// 1000 MHz (5.5 ms at 2000): native still takes 10 ms for it, the plan's
+// (1000, 1000) 11 ms. Followed blindly, the iteration takes 33 ms, 1 ms over
+// the budget, and 0.22 + 2.05 + 11 ms x 110 W (1.21 J) + 2.05 = 5.53 J.
+//
+// With the guard: at B's end the account (measured - native) is 11 - 10 =
+// 1 ms and the plan has nothing left to gain (A2 planned at its native 10 ms):
+// projected 1 ms over, it trips. It re-plans A2 to repay the 1 ms plus the
+// deviation so far at its rate over the rest (1 ms in 22 ms of native time,
+// the rest 10 ms: 0.4545 ms), i.e. A2 within 10 - 1.4545 = 8.5455 ms:
+// (2500, 500), 8 ms x 305 W = 2.44 J. The iteration: 2 + 10 + 11 + 8 = 31 ms,
+// 0.22 + 2.05 + 1.21 + 2.44 = 5.92 J, within the 32 ms of native.
+#include "policies/online/budget_guard.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "policies/registry.h"
+#include "sim/engine.h"
+
+namespace dvfsim::testing {
+namespace {
+
+class GuardLatency final : public LatencyModel {
+ public:
+  std::vector<KernelCost> prepare(const Workload& w, const Device&, const Device&) const override {
+    std::vector<KernelCost> out(w.kernels.size());
+    for (std::size_t i = 0; i < w.kernels.size(); ++i) {
+      const Kernel& k = w.kernels[i];
+      if (k.cls == KernelClass::gemm) {
+        out[i].compute_ns_mhz = 10e6 * 2000.0;  // A
+      } else if (k.cls == KernelClass::memset) {
+        out[i].memory_ns_mhz = 2e6 * 1000.0;  // C
+      } else {
+        out[i].memory_ns_mhz = 10e6 * 1000.0;                         // B
+        if (k.iteration >= 1) out[i].compute_ns_mhz = 11e6 * 1000.0;  // costlier from then on
+      }
+    }
+    return out;
+  }
+  double duration_ns(const KernelCost& k, const Clocks& c) const override {
+    return std::max(k.compute_ns_mhz / c.core_mhz, k.memory_ns_mhz / c.memory_mhz);
+  }
+  Utilisation utilisation(const KernelCost&, const Clocks&, double) const override {
+    return {1.0, 0.0, 0.0};
+  }
+};
+
+class GuardPower final : public PowerModel {
+ public:
+  double power_w(const Utilisation& u, const Clocks& c) const override {
+    const double core = c.core_mhz >= 2500 ? 250.0 : c.core_mhz >= 2000 ? 150.0 : 40.0;
+    return 50.0 + u.busy * core + (c.memory_mhz == 1000 ? 20.0 : 5.0);
+  }
+  double deep_idle_w() const override { return 10.0; }
+};
+
+class NoCap final : public Governor {
+ public:
+  std::int64_t period_ns() const override { return 1'000'000; }
+  std::int32_t cap_core_mhz(const Utilisation&, const Clocks&, std::int32_t) const override {
+    return 2500;
+  }
+};
+
+Device device() {
+  Device d;
+  d.name = "toy3";
+  d.core_clocks_mhz = {1000, 2000, 2500};
+  d.memory_clocks_mhz = {500, 1000};
+  d.default_core_mhz = 2000;
+  d.default_memory_mhz = 1000;
+  d.voltage_curve = {{1000, 0.8}, {2000, 1.0}, {2500, 1.1}};
+  d.power_limit_w = 1000;
+  d.governor = {"native",
+                Params("toy3 governor",
+                       {{"period_ms", "1"}, {"up_step_mhz", "120"}, {"target_fraction", "0.99"}})};
+  return d;
+}
+
+Workload workload(int iterations) {
+  Workload w;
+  w.source_path = "toy3";
+  w.capture.device = "toy3";
+  w.intern("");
+  const auto a = w.intern("A"), b = w.intern("B"), c = w.intern("C");
+  std::int64_t t = 0;
+  for (int it = 0; it < iterations; ++it) {
+    w.iteration_begin.push_back(static_cast<std::uint32_t>(w.kernels.size()));
+    for (int j = 0; j < 4; ++j) {
+      Kernel k;
+      k.name_id = j == 0 ? c : j == 2 ? b : a;
+      k.cls = j == 0 ? KernelClass::memset : j == 2 ? KernelClass::elementwise : KernelClass::gemm;
+      k.phase = Phase::forward;
+      k.iteration = it;
+      k.host_launch_ns = 0;
+      k.traced_start_ns = t;
+      k.work.duration_ns = j == 0 ? 2'000'000 : 10'000'000;
+      t += k.work.duration_ns;
+      w.kernels.push_back(k);
+    }
+  }
+  w.iterations = iterations;
+  w.iteration_begin.push_back(static_cast<std::uint32_t>(w.kernels.size()));
+  return w;
+}
+
+struct GuardRig {
+  Device dev = device();
+  GuardLatency lat;
+  GuardPower pow;
+  NoCap gov;
+  Workload w;
+  std::vector<KernelCost> costs;
+  RunResult base;
+  explicit GuardRig(int iterations) : w(workload(iterations)) {
+    costs = lat.prepare(w, dev, dev);
+    base = run("native", {});
+  }
+  RunResult run(const std::string& policy, const std::map<std::string, std::string>& params) {
+    const PolicyInfo& info = find_policy(policy);
+    auto p = info.make(resolve_params(info, params));
+    EngineInputs in;
+    in.workload = &w;
+    in.device = &dev;
+    in.latency = &lat;
+    in.power = &pow;
+    in.governor = &gov;
+    in.costs = &costs;
+    in.baseline = policy == "native" ? nullptr : &base;
+    EngineConfig cfg;
+    cfg.switch_latency_override_us = 0.0;
+    RunResult r = replay(in, *p, cfg);
+    r.policy_notes = p->notes();
+    r.solver = p->solve_reports();
+    return r;
+  }
+};
+
+std::int64_t iteration_ns(const RunResult& r, int it) {
+  const std::size_t first = static_cast<std::size_t>(4 * it);
+  const KernelResult& a = r.kernels[first];
+  const KernelResult& z = r.kernels[first + 3];
+  return z.start_ns + z.duration_ns - a.start_ns;
+}
+
+TEST(BudgetGuard, NativeIsHandComputed) {
+  GuardRig rig(3);
+  for (int it = 0; it < 3; ++it) {
+    EXPECT_EQ(iteration_ns(rig.base, it), 32'000'000) << it;
+    EXPECT_NEAR(rig.base.iteration_energy_j[static_cast<std::size_t>(it)], 7.04, 1e-9) << it;
+  }
+}
+
+TEST(BudgetGuard, RepeatedIterationsFollowThePlanUntripped) {
+  // Every iteration as learned (B without its compute part): 32 ms, 5.42 J.
+  GuardRig rig(3);
+  for (Kernel& k : rig.w.kernels) k.iteration = 0;
+  rig.costs = rig.lat.prepare(rig.w, rig.dev, rig.dev);
+  for (Kernel& k : rig.w.kernels)
+    k.iteration = static_cast<std::int32_t>(&k - &rig.w.kernels[0]) / 4;
+  rig.base = rig.run("native", {});
+  const RunResult r = rig.run("kernel-predictive", {});
+  EXPECT_TRUE(r.policy_notes.empty());
+  for (int it = 1; it < 3; ++it) {
+    EXPECT_EQ(iteration_ns(r, it), 32'000'000) << it;
+    EXPECT_NEAR(r.iteration_energy_j[static_cast<std::size_t>(it)], 5.42, 1e-9) << it;
+  }
+}
+
+TEST(BudgetGuard, WithoutTheGuardTheCostlierIterationMissesTheBudget) {
+  GuardRig rig(3);
+  for (const char* policy : {"kernel-predictive", "latency-aware"}) {
+    const RunResult r = rig.run(policy, {{"guard", "0"}});
+    EXPECT_EQ(iteration_ns(r, 0), 32'000'000) << policy;  // profiling
+    for (int it = 1; it < 3; ++it) {
+      // C 2 ms + A1 (2000, 500) 10 ms + B (1000, 1000) 11 ms + A2 (2000, 500) 10 ms.
+      EXPECT_EQ(iteration_ns(r, it), 33'000'000) << policy << " " << it;
+      EXPECT_NEAR(r.iteration_energy_j[static_cast<std::size_t>(it)], 5.53, 1e-9)
+          << policy << " " << it;
+    }
+  }
+}
+
+TEST(BudgetGuard, TheGuardRepaysTheCostlierIteration) {
+  GuardRig rig(3);
+  for (const char* policy : {"kernel-predictive", "latency-aware"}) {
+    const RunResult r = rig.run(policy, {});
+    EXPECT_EQ(iteration_ns(r, 0), 32'000'000) << policy;
+    for (int it = 1; it < 3; ++it) {
+      // Tripped at B's end every iteration (the plan resumes at the next):
+      // A2 re-planned to (2500, 500), 8 ms, 2.44 J.
+      const std::size_t a2 = static_cast<std::size_t>(4 * it + 3);
+      EXPECT_EQ(r.kernels[a2].requested_core_mhz, 2500) << policy << " " << it;
+      EXPECT_EQ(r.kernels[a2].requested_memory_mhz, 500) << policy << " " << it;
+      EXPECT_EQ(r.kernels[a2 - 2].requested_core_mhz, 2000) << policy << " " << it;
+      EXPECT_EQ(r.kernels[a2 - 1].requested_core_mhz, 1000) << policy << " " << it;
+      EXPECT_EQ(iteration_ns(r, it), 31'000'000) << policy << " " << it;
+      EXPECT_NEAR(r.iteration_energy_j[static_cast<std::size_t>(it)], 5.92, 1e-9)
+          << policy << " " << it;
+    }
+    // 32 + 31 + 31 ms against native's 96 ms; 7.04 + 2 x 5.92 J against 21.12 J.
+    EXPECT_EQ(r.end_ns - r.begin_ns, 94'000'000) << policy;
+    // One trip an iteration, said in the run's notes.
+    ASSERT_EQ(r.policy_notes.size(), 2u) << policy;
+    EXPECT_EQ(r.policy_notes[0],
+              "budget guard: iteration 1 projected 1.000 ms over its budget after position 2 "
+              "(account +1.000 ms against native): the rest of the iteration re-planned")
+        << policy;
+    EXPECT_NEAR(r.energy_j, 7.04 + 2 * 5.92, 1e-9) << policy;
+  }
+}
+
+TEST(BudgetGuard, AnIterationLikeTheLearnedOneDoesNotTrip) {
+  // The guard by itself: a path of three 10 ms positions followed exactly
+  // (measured = native = planned) never trips.
+  plan::BudgetGuard g;
+  plan::GuardPath p;
+  p.planned_ns = {10e6, 10e6, 10e6};
+  p.reference_ns = {10e6, 10e6, 10e6};
+  p.planned_time_ns = p.reference_time_ns = 30e6;
+  g.arm(p, p, 0.0);
+  g.new_iteration();
+  EXPECT_FALSE(g.on_end(0, 10e6, 10e6));
+  EXPECT_FALSE(g.on_end(1, 10e6, 10e6));
+  EXPECT_FALSE(g.on_end(2, 10e6, 10e6));
+  EXPECT_EQ(g.trips(), 0);
+  // A plan that slows position 0 by 2 ms and gains it back at position 2 is
+  // on its path while 2 ms behind native: no trip.
+  p.planned_ns = {12e6, 10e6, 8e6};
+  g.arm(p, p, 0.0);
+  g.new_iteration();
+  EXPECT_FALSE(g.on_end(0, 12e6, 10e6));
+  EXPECT_NEAR(g.debt_ns(), 2e6, 1e-6);
+  EXPECT_NEAR(g.projected_ns(), 0.0, 1e-6);
+  // Half a millisecond behind its path at position 1: projected 0.5 ms over.
+  EXPECT_TRUE(g.on_end(1, 10.5e6, 10e6));
+  EXPECT_NEAR(g.projected_ns(), 0.5e6, 1e-6);
+  EXPECT_NEAR(g.deviation_ns(), 0.5e6, 1e-6);
+  // The deviation at its rate (0.5 ms in 20 ms of native time) over the
+  // remaining 10 ms: 0.25 ms.
+  EXPECT_NEAR(g.expected_rest_deviation_ns(), 0.25e6, 1e-6);
+  EXPECT_EQ(g.trips(), 1);
+}
+
+}  // namespace
+}  // namespace dvfsim::testing
