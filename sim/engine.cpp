@@ -208,7 +208,6 @@ class Replay final : public TimelineContext<PolicyContext> {
     const bool quiet = !per_kernel_;
     std::int64_t prev_end = tl_.now();  // when the kernel before ended
     FinishedKernel done;
-    QuietFeed feed{*this, prev_end};
     for (std::uint32_t i = 0; i < n;) {
       const Kernel& k = w_.kernels[i];
       // Every kernel before i has ended: the syncs before it apply at once.
@@ -219,6 +218,7 @@ class Replay final : public TimelineContext<PolicyContext> {
       // The quick path up to the next sync or event (the first kernel's
       // start, the run's begin, set by the full path).
       if (quiet && i > 0) {
+        QuietFeed feed(*this, prev_end);
         const auto j = static_cast<std::uint32_t>(tl_.run_quiet(*in_.costs, i, n, feed));
         if (j > i) {
           i = j;
@@ -243,17 +243,32 @@ class Replay final : public TimelineContext<PolicyContext> {
   // run_one_stream's part of GpuTimeline::run_quiet: the same steps as its
   // full path, kernel j being neither the first nor after a sync that
   // applies before it.
+  // What stays the same up to the next sync is taken once.
   struct QuietFeed {
+    QuietFeed(Replay& replay, std::int64_t& end) : r(replay), prev_end(end) {
+      if (r.next_sync_ < r.w_.syncs.size()) {
+        sync_begin_ns = r.w_.syncs[r.next_sync_].host_begin_ns;
+        sync_waits_until = r.w_.syncs[r.next_sync_].waits_until_kernel;
+      }
+    }
     Replay& r;
     std::int64_t& prev_end;
+    const Kernel* kernels = r.w_.kernels.data();
+    const std::int64_t delay_ns = r.host_delay_ns_ - r.origin_ns_;  // host time to the replay's
+    const std::int64_t kernel_gap_ns = r.kernel_gap_ns_, graph_gap_ns = r.graph_gap_ns_;
+    // The next sync (none: never applies).
+    std::int64_t sync_begin_ns = std::numeric_limits<std::int64_t>::max();
+    std::size_t sync_waits_until = 0;
+
     std::int64_t start(std::size_t j) const {
-      const Kernel& k = r.w_.kernels[j];
-      const std::vector<SyncPoint>& syncs = r.w_.syncs;
-      if (r.next_sync_ < syncs.size() && syncs[r.next_sync_].host_begin_ns <= k.host_launch_ns &&
-          syncs[r.next_sync_].waits_until_kernel <= j)
-        return GpuTimeline::kNever;
-      const std::int64_t ready = k.host_launch_ns - r.origin_ns_ + r.host_delay_ns_;
-      return std::max(ready, prev_end + r.gap_ns(r.w_.kernels[j - 1], k));
+      const Kernel& k = kernels[j];
+      if (sync_begin_ns <= k.host_launch_ns && sync_waits_until <= j) return GpuTimeline::kNever;
+      // k.host_launch_ns - origin_ns_ + host_delay_ns_ and gap_ns(kernels[j - 1], k)
+      const std::int64_t ready = k.host_launch_ns + delay_ns;
+      const std::int64_t gap = k.correlation >= 0 && k.correlation == kernels[j - 1].correlation
+                                   ? graph_gap_ns
+                                   : kernel_gap_ns;
+      return std::max(ready, prev_end + gap);
     }
     void starting(std::size_t j, double energy_j) const {
       r.enter_iteration(r.w_.kernels[j].iteration, energy_j);
@@ -275,10 +290,12 @@ class Replay final : public TimelineContext<PolicyContext> {
     if (e.size() >= upto) return;
     e.reserve(w_.kernels.size());
     std::int64_t m = e.empty() ? std::numeric_limits<std::int64_t>::min() : e.back();
-    for (std::size_t j = e.size(); j < upto; ++j) {
+    std::size_t j = e.size();
+    e.resize(upto);
+    for (std::int64_t* out = e.data(); j < upto; ++j) {
       const Kernel& a = w_.kernels[j];
       m = std::max(m, a.traced_start_ns + a.work.duration_ns);
-      e.push_back(m);
+      out[j] = m;
     }
   }
 

@@ -544,6 +544,10 @@ inline std::size_t GpuTimeline::run_quiet(const std::vector<KernelCost>& costs, 
   double energy = energy_j_;
   Utilisation activity = activity_;
   KernelAtClocks alone;
+  // The batch evaluated ahead (ahead_at's, the clocks holding here):
+  // kernel j's evaluation at ahead[j] for j in [ahead_begin, ahead_end).
+  const KernelAtClocks* ahead = nullptr;  // at ahead_begin
+  std::size_t ahead_begin = 0, ahead_end = 0;
   std::size_t j = first;
   for (; j < last; ++j) {
     const std::int64_t start = feed.start(j);
@@ -552,7 +556,9 @@ inline std::size_t GpuTimeline::run_quiet(const std::vector<KernelCost>& costs, 
       const std::int64_t dt = start - now;
       const auto dts = static_cast<double>(dt);
       energy += idle_w * dts * 1e-9;
-      activity.add(Utilisation{}, dts);
+      // activity.add(Utilisation{}, dts) adds +0.0 (dts > 0) to sums that
+      // are never -0.0 (from +0.0 by adding utilisations >= 0 or NaN): no
+      // change, bit for bit.
       time += dt;
       if (segments) {
         now_ = now;
@@ -562,10 +568,18 @@ inline std::size_t GpuTimeline::run_quiet(const std::vector<KernelCost>& costs, 
     }
     feed.starting(j, energy);
     const KernelAtClocks* k = &alone;
-    if (forms)
-      k = &ahead_at(costs, j);
-    else
+    if (forms) {
+      if (j < ahead_begin || j >= ahead_end) {
+        k = &ahead_at(costs, j);
+        ahead_begin = ahead_.begin;
+        ahead_end = ahead_.end;
+        ahead = ahead_.at.data();
+      } else {
+        k = ahead + (j - ahead_begin);
+      }
+    } else {
       alone = eval(costs[j], true);
+    }
     // run_alone's first step at time scale 1 with all of the work left (the
     // products by 1.0 exact), ending by the next event.
     const std::int64_t end =
@@ -574,7 +588,7 @@ inline std::size_t GpuTimeline::run_quiet(const std::vector<KernelCost>& costs, 
     FinishedKernel f;
     f.id = static_cast<std::int32_t>(j);
     f.start_ns = now;
-    double kernel_energy = 0.0, core_time = 0.0, memory_time = 0.0;
+    double kernel_energy = 0.0;
     const std::int64_t dt = end - now;
     if (dt > 0) {
       const auto dts = static_cast<double>(dt);
@@ -583,8 +597,6 @@ inline std::size_t GpuTimeline::run_quiet(const std::vector<KernelCost>& costs, 
       activity.add(k->u, dts);
       time += dt;
       kernel_energy += e;
-      core_time += dts * eff_.core_mhz;
-      memory_time += dts * eff_.memory_mhz;
       if (segments) {
         now_ = now;
         record_segment(dt, k->power_w, f.id);
@@ -596,10 +608,10 @@ inline std::size_t GpuTimeline::run_quiet(const std::vector<KernelCost>& costs, 
     if (dur < exact_time_ns_) {  // the clocks held (no event: the epoch is the start's)
       f.core_mhz = eff_.core_mhz;
       f.memory_mhz = eff_.memory_mhz;
-    } else {
+    } else {  // run_alone's time-weighted clocks over the one step (dur = dt > 0)
       const auto d = static_cast<double>(dur);
-      f.core_mhz = core_time / d;
-      f.memory_mhz = memory_time / d;
+      f.core_mhz = (0.0 + d * eff_.core_mhz) / d;
+      f.memory_mhz = (0.0 + d * eff_.memory_mhz) / d;
     }
     f.energy_j = kernel_energy;
     feed.ended(f);
