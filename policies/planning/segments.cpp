@@ -125,80 +125,106 @@ struct Dp {
 
   DpResult run(double lambda) const {
     const std::size_t n = gap.size(), P = cand.size();
-    auto S = [&](std::size_t b, std::size_t j) { return SE[b * P + j] + lambda * ST[b * P + j]; };
     const double sw_mem = lambda * stall.time_ns(1) + stall.energy_j(1);
     const double sw_core = 1e-12;  // prefer fewer switches on ties
     M.assign(P, kInf);
     argM.assign(P, 0);
     ptr.assign(P, 0);
-    for (std::size_t j = 0; j < P; ++j) g[j] = 0;  // start: no previous segment
+    // The arrays through local pointers: the members' stores would otherwise
+    // make the compiler load every vector's data pointer again each step.
+    const double* const se = SE.data();
+    const double* const stt = ST.data();
+    const std::int32_t* const limp = lim.data();
+    const std::int32_t* const memp = mem_of.data();
+    const std::int32_t* const corep = core_of.data();
+    double* const fp = f.data();
+    double* const gp = g.data();
+    double* const Mp = M.data();
+    double* const bmp = bm.data();
+    double* const bcp = bc.data();
+    std::int32_t* const argMp = argM.data();
+    std::int32_t* const aap = arg_a.data();
+    std::int32_t* const aqp = arg_q.data();
+    std::int32_t* const amp = am.data();
+    std::int32_t* const acp = ac.data();
+    std::size_t* const ptrp = ptr.data();
+    const std::size_t nm = bm.size(), nc = bc.size();
+    for (std::size_t j = 0; j < P; ++j) gp[j] = 0;  // start: no previous segment
     for (std::size_t b = 1; b <= n; ++b) {
-      const std::int32_t* lb = &lim[b * P];
+      const std::int32_t* lb = limp + b * P;
       for (std::size_t j = 0; j < P; ++j) {
         const auto l = static_cast<std::size_t>(lb[j]);
-        while (ptr[j] < l) {
-          const std::size_t a = ptr[j]++;
-          const double v = g[a * P + j] - S(a, j);
-          if (v < M[j]) {
-            M[j] = v;
-            argM[j] = static_cast<std::int32_t>(a);
+        std::size_t pj = ptrp[j];
+        double Mj = Mp[j];
+        std::int32_t aj = argMp[j];
+        for (; pj < l; ++pj) {
+          const double v = gp[pj * P + j] - (se[pj * P + j] + lambda * stt[pj * P + j]);
+          if (v < Mj) {
+            Mj = v;
+            aj = static_cast<std::int32_t>(pj);
           }
         }
-        double best = M[j];
-        std::int32_t a = argM[j];
-        if (b == n && g[j] - S(0, j) < best) {  // one segment for the whole iteration
-          best = g[j] - S(0, j);
+        ptrp[j] = pj;
+        Mp[j] = Mj;
+        argMp[j] = aj;
+        double best = Mj;
+        std::int32_t a = aj;
+        if (b == n &&
+            gp[j] - (se[j] + lambda * stt[j]) < best) {  // one segment for the whole iteration
+          best = gp[j] - (se[j] + lambda * stt[j]);
           a = 0;
         }
-        f[b * P + j] = best < kInf ? best + S(b, j) : kInf;
-        arg_a[b * P + j] = a;
+        fp[b * P + j] = best < kInf ? best + (se[b * P + j] + lambda * stt[b * P + j]) : kInf;
+        aap[b * P + j] = a;
       }
       if (b == n) break;
       // g[b][p] = min_q f[b][q] + switch(q, p).
       double A = kInf;
       std::int32_t aA = -1;
-      std::fill(bm.begin(), bm.end(), kInf);
-      std::fill(bc.begin(), bc.end(), kInf);
-      const double* fb = &f[b * P];
+      std::fill(bmp, bmp + nm, kInf);
+      std::fill(bcp, bcp + nc, kInf);
+      const double* fb = fp + b * P;
       for (std::size_t j = 0; j < P; ++j) {
         const double v = fb[j];
-        const auto mi = static_cast<std::size_t>(mem_of[j]);
-        const auto ci = static_cast<std::size_t>(core_of[j]);
+        const auto mi = static_cast<std::size_t>(memp[j]);
+        const auto ci = static_cast<std::size_t>(corep[j]);
         if (v < A) {
           A = v;
           aA = static_cast<std::int32_t>(j);
         }
-        if (v < bm[mi]) {
-          bm[mi] = v;
-          am[mi] = static_cast<std::int32_t>(j);
+        if (v < bmp[mi]) {
+          bmp[mi] = v;
+          amp[mi] = static_cast<std::int32_t>(j);
         }
-        if (v < bc[ci]) {
-          bc[ci] = v;
-          ac[ci] = static_cast<std::int32_t>(j);
+        if (v < bcp[ci]) {
+          bcp[ci] = v;
+          acp[ci] = static_cast<std::int32_t>(j);
         }
       }
+      const double x3 = A + sw_core + sw_mem;
+      double* gb = gp + b * P;
+      std::int32_t* qb = aqp + b * P;
       for (std::size_t j = 0; j < P; ++j) {
-        const auto mi = static_cast<std::size_t>(mem_of[j]);
-        const auto ci = static_cast<std::size_t>(core_of[j]);
+        const auto mi = static_cast<std::size_t>(memp[j]);
+        const auto ci = static_cast<std::size_t>(corep[j]);
         double v = fb[j];
         std::int32_t q = static_cast<std::int32_t>(j);
-        const double x1 = bm[mi] + sw_core;
+        const double x1 = bmp[mi] + sw_core;
         if (x1 < v) {
           v = x1;
-          q = am[mi];
+          q = amp[mi];
         }
-        const double x2 = bc[ci] + sw_mem;
+        const double x2 = bcp[ci] + sw_mem;
         if (x2 < v) {
           v = x2;
-          q = ac[ci];
+          q = acp[ci];
         }
-        const double x3 = A + sw_core + sw_mem;
         if (x3 < v) {
           v = x3;
           q = aA;
         }
-        g[b * P + j] = v;
-        arg_q[b * P + j] = q;
+        gb[j] = v;
+        qb[j] = q;
       }
     }
     DpResult r;
