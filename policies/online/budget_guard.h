@@ -69,8 +69,9 @@ class BudgetGuard {
   // How far the account is behind the path's use of the same positions.
   double deviation_ns() const { return debt_ns_ - expected_ns_; }
   // The deviation so far carried over the rest of the iteration at the rate
-  // it came (per ns of the default clocks' time): what a re-plan of the rest
-  // should expect on top of its own model.
+  // it came (per ns of the default clocks' time). The policies' re-plans use
+  // the same per phase (LearnThenFollow): the iteration-wide rate was
+  // pessimistic where a deviation is confined to one phase.
   double expected_rest_deviation_ns() const;
   double projected_ns() const { return projected_ns_; }
   double allowance_ns() const { return allowance_ns_; }

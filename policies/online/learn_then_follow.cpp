@@ -30,6 +30,8 @@ void LearnThenFollow::on_kernel_start(PolicyContext& ctx, std::uint32_t kernel) 
       running_.clear();
       replans_ = 0;
       catching_up_ = false;
+      phase_dev_ns_.fill(0.0);
+      phase_ref_ns_.fill(0.0);
       if (off_plan_) {
         switcher_.set_plan(plan_steps_, plan_early_);
         off_plan_ = false;
@@ -54,6 +56,10 @@ void LearnThenFollow::on_kernel_end(PolicyContext& ctx, std::uint32_t kernel) {
         const double native =
             native_->run(static_cast<std::size_t>(done.position), ctx.costs()[kernel]);
         const double measured = static_cast<double>(ctx.now_ns() - done.start_ns);
+        const auto ph = static_cast<std::size_t>(
+            learner_.sequence()[static_cast<std::size_t>(done.position)].phase);
+        phase_dev_ns_[ph] += (measured - native) - guard_.delta_ns(done.position);
+        phase_ref_ns_[ph] += guard_.reference_ns(done.position);
         if (guard_.on_end(done.position, measured, native)) {
           trip(ctx, done.position);
         } else if (catching_up_) {
@@ -79,17 +85,28 @@ int LearnThenFollow::takeover(const PolicyContext& ctx, int position) const {
   return q;
 }
 
+double LearnThenFollow::expected_rest_deviation_ns(int position) const {
+  const auto& seq = learner_.sequence();
+  double s = 0;
+  for (std::size_t j = static_cast<std::size_t>(position + 1); j < seq.size(); ++j) {
+    const auto ph = static_cast<std::size_t>(seq[j].phase);
+    if (phase_ref_ns_[ph] > 0)
+      s += phase_dev_ns_[ph] / phase_ref_ns_[ph] * guard_.reference_ns(static_cast<int>(j));
+  }
+  return std::max(0.0, s);
+}
+
 void LearnThenFollow::trip(PolicyContext& ctx, int position) {
   const auto n = static_cast<int>(plan_steps_.size());
   if (position + 1 >= n) return;
   RestPlan rest;
   if (replans_ < kGuardReplans) {
     ++replans_;
-    // Repay the account, and what the rest is expected to deviate by at the
-    // rate the iteration has deviated so far.
-    rest =
-        replan_rest(ctx, position,
-                    guard_.debt_ns() - guard_.allowance_ns() + guard_.expected_rest_deviation_ns());
+    // Repay the account, and what the rest is expected to deviate by: each
+    // phase at the rate it has deviated so far this iteration.
+    rest = replan_rest(
+        ctx, position,
+        guard_.debt_ns() - guard_.allowance_ns() + expected_rest_deviation_ns(position));
   }
   const bool immediate_switches = std::max(ctx.expected_core_switch_ns(),
                                            ctx.expected_memory_switch_ns()) <= kImmediateSwitchNs;

@@ -1,5 +1,6 @@
 #pragma once
 // The shape of every online planner: learn, plan once, follow.
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -13,8 +14,10 @@
 
 namespace dvfsim::plan {
 
-// Re-plans of the rest of one iteration after the budget guard tripped.
-inline constexpr int kGuardReplans = 3;
+// Re-plans of the rest of one iteration after the budget guard tripped (a
+// knapsack or a segment DP each; on the shipped trace the RTX 5090 at 100 and
+// 300 us needs four: its step 2 keeps deviating through the forward pass).
+inline constexpr int kGuardReplans = 8;
 
 // An online policy that learns the kernel sequence during a profiling
 // iteration (SequenceLearner), makes its plan once when the sequence is known,
@@ -24,8 +27,8 @@ inline constexpr int kGuardReplans = 3;
 // shadow; policies/online/budget_guard.h), a followed iteration whose
 // projected time would exceed the budget is re-planned from the kernel that
 // tripped the guard (replan_rest: the rest made to repay the account, plus
-// the deviation seen so far carried over the rest at its rate), up to
-// kGuardReplans times an iteration. When no re-plan meets that, the rest of
+// the deviation seen so far carried over the rest of its phase at its rate),
+// up to kGuardReplans times an iteration. When no re-plan meets that, the rest of
 // the iteration runs at the fastest clocks until the account is repaid, then
 // at the default clocks. The plan resumes at the next iteration.
 class LearnThenFollow : public Policy {
@@ -87,6 +90,13 @@ class LearnThenFollow : public Policy {
   int replans_ = 0;  // this iteration
   std::int32_t guard_iteration_ = -1;
   std::vector<Running> running_;  // kernels started under the guard, not ended yet
+  // This iteration's deviation from the guard's path by phase: the sum of
+  // (measured - native) - (planned - reference), and of the reference.
+  std::array<double, kPhaseCount> phase_dev_ns_{}, phase_ref_ns_{};
+  // What the kernels after `position` are expected to add to the account
+  // beyond the path: each at its phase's deviation per reference ns this
+  // iteration (a phase the iteration has not reached yet: none).
+  double expected_rest_deviation_ns(int position) const;
 };
 
 }  // namespace dvfsim::plan
