@@ -69,19 +69,24 @@ class Replay final : public TimelineContext<PolicyContext> {
     // Requests made in begin() land before the replay: the GPU was set up
     // before the traced work started.
     tl_.land_pending_now();
-    // Whether the kernels use several streams; the latest traced end so far
-    // (Stream::ended_by) as the syncs need it, unless the firmware warm-up
-    // needs them all (only when no earlier replay of the run warmed up).
+    // The firmware warm-up runs only when no earlier replay of the run
+    // warmed up already.
     const bool warm =
         cfg_.power_cap && cfg_.warm_firmware && !tl_.warm_firmware_cached(in_.warm_cache);
     Stream& one = streams_.emplace_back();
     one.id = w_.kernels.front().stream;
     one.next = 0;
-    for (const Kernel& a : w_.kernels) multi_stream_ = multi_stream_ || a.stream != one.id;
-    if (warm) {
-      extend_ended_by(one.ended_by, n);
-      tl_.warm_firmware(*in_.costs, replayed_gaps(one.ended_by), in_.warm_cache);
+    // One pass (large records): the streams, and on one the latest traced
+    // end so far, which its syncs (nearly all of it) or the warm-up need.
+    one.ended_by.resize(n);
+    std::int64_t ended_by = std::numeric_limits<std::int64_t>::min();
+    for (std::size_t i = 0; i < n; ++i) {
+      const Kernel& a = w_.kernels[i];
+      multi_stream_ = multi_stream_ || a.stream != one.id;
+      ended_by = std::max(ended_by, a.traced_start_ns + a.work.duration_ns);
+      one.ended_by[i] = ended_by;
     }
+    if (warm) tl_.warm_firmware(*in_.costs, replayed_gaps(one.ended_by), in_.warm_cache);
     // On one stream the rows are written in order as kernels end, once each
     // (not zeroed first); on several a kernel's row gets its requested
     // clocks when it starts.
@@ -285,20 +290,6 @@ class Replay final : public TimelineContext<PolicyContext> {
                             requested.core_mhz, requested.memory_mhz, f.energy_j});
   }
 
-  // The single stream's Stream::ended_by up to kernel `upto` (excluded).
-  void extend_ended_by(std::vector<std::int64_t>& e, std::size_t upto) const {
-    if (e.size() >= upto) return;
-    e.reserve(w_.kernels.size());
-    std::int64_t m = e.empty() ? std::numeric_limits<std::int64_t>::min() : e.back();
-    std::size_t j = e.size();
-    e.resize(upto);
-    for (std::int64_t* out = e.data(); j < upto; ++j) {
-      const Kernel& a = w_.kernels[j];
-      m = std::max(m, a.traced_start_ns + a.work.duration_ns);
-      out[j] = m;
-    }
-  }
-
   // The streams' kernels in launch order, and on several streams the
   // dependencies (stream order, event waits, host syncs, capture order).
   void set_up_streams() {
@@ -448,9 +439,6 @@ class Replay final : public TimelineContext<PolicyContext> {
   }
 
   void apply_sync(const SyncPoint& s) {
-    if (!multi_stream_)
-      extend_ended_by(streams_.front().ended_by,
-                      std::min<std::size_t>(s.waits_until_kernel, w_.kernels.size()));
     // When the simulated GPU finished the work the host waited for (the
     // latest end over the streams it waited for).
     std::int64_t f_sim = 0, f_traced = 0;

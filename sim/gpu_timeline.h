@@ -539,8 +539,8 @@ inline std::size_t GpuTimeline::run_quiet(const std::vector<KernelCost>& costs, 
   const bool forms = lat_form_ && pow_form_;
   const bool segments = cfg_.record_segments;
   const double idle_w = idle_power();
-  std::int64_t now = now_;
-  std::int64_t time = 0;  // integrated, for off_target_ns_ and capped_ns_ (integer sums)
+  const std::int64_t from = now_;  // integrated from here on without a break
+  std::int64_t now = from;
   double energy = energy_j_;
   Utilisation activity = activity_;
   KernelAtClocks alone;
@@ -559,7 +559,6 @@ inline std::size_t GpuTimeline::run_quiet(const std::vector<KernelCost>& costs, 
       // activity.add(Utilisation{}, dts) adds +0.0 (dts > 0) to sums that
       // are never -0.0 (from +0.0 by adding utilisations >= 0 or NaN): no
       // change, bit for bit.
-      time += dt;
       if (segments) {
         now_ = now;
         record_segment(dt, idle_w, Segment::kIdle);
@@ -595,7 +594,6 @@ inline std::size_t GpuTimeline::run_quiet(const std::vector<KernelCost>& costs, 
       const double e = k->power_w * dts * 1e-9;
       energy += e;
       activity.add(k->u, dts);
-      time += dt;
       kernel_energy += e;
       if (segments) {
         now_ = now;
@@ -620,6 +618,7 @@ inline std::size_t GpuTimeline::run_quiet(const std::vector<KernelCost>& costs, 
       break;
     }
   }
+  const std::int64_t time = now - from;  // the sum of the integrated dt, exactly
   now_ = now;
   energy_j_ = energy;
   activity_ = activity;
