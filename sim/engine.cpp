@@ -276,7 +276,8 @@ class Replay final : public TimelineContext<PolicyContext> {
       return std::max(ready, prev_end + gap);
     }
     void starting(std::size_t j, double energy_j) const {
-      r.enter_iteration(r.w_.kernels[j].iteration, energy_j);
+      const std::int32_t it = kernels[j].iteration;
+      if (it != r.current_iteration_) r.enter_iteration(it, energy_j);
     }
     void ended(const FinishedKernel& f) const {
       r.add_row(f, r.tl_.wanted());

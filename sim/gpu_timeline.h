@@ -217,7 +217,10 @@ class GpuTimeline {
   // run_next). Returns the first kernel not run (`first`: none ran).
   template <class Feed>
   std::size_t run_quiet(const std::vector<KernelCost>& costs, std::size_t first, std::size_t last,
-                        Feed& feed);
+                        Feed& feed) {
+    return cfg_.record_segments ? run_quiet<true>(costs, first, last, feed)
+                                : run_quiet<false>(costs, first, last, feed);
+  }
   // Runs kernels until all have completed: advance(kNever, ...).
   std::size_t running() const { return run_.size(); }
 
@@ -297,6 +300,10 @@ class GpuTimeline {
     return idle_power_w_;
   }
   void set_idle_power(std::int64_t key);
+  // run_quiet with record_segments known.
+  template <bool segments, class Feed>
+  std::size_t run_quiet(const std::vector<KernelCost>& costs, std::size_t first, std::size_t last,
+                        Feed& feed);
   // run_next's evaluation of costs[i] at the effective clocks, from the
   // batch evaluated ahead (evaluated again from i when the clocks changed).
   const KernelAtClocks& ahead_at(const std::vector<KernelCost>& costs, std::size_t i) {
@@ -527,7 +534,7 @@ inline void GpuTimeline::run_next(const std::vector<KernelCost>& costs, std::siz
   run_alone(costs[i], 1.0, static_cast<std::int32_t>(i), done, &ahead_at(costs, i));
 }
 
-template <class Feed>
+template <bool segments, class Feed>
 inline std::size_t GpuTimeline::run_quiet(const std::vector<KernelCost>& costs, std::size_t first,
                                           std::size_t last, Feed& feed) {
   if (stall_until_ns_ != kNever || !run_.empty()) return first;
@@ -537,7 +544,6 @@ inline std::size_t GpuTimeline::run_quiet(const std::vector<KernelCost>& costs, 
       core_.landed_mhz != wanted_.core_mhz || memory_.landed_mhz != wanted_.memory_mhz;
   const bool capped = capping_ && cap_mhz_ < core_.landed_mhz;
   const bool forms = lat_form_ && pow_form_;
-  const bool segments = cfg_.record_segments;
   const double idle_w = idle_power();
   const std::int64_t from = now_;  // integrated from here on without a break
   std::int64_t now = from;
@@ -559,7 +565,7 @@ inline std::size_t GpuTimeline::run_quiet(const std::vector<KernelCost>& costs, 
       // activity.add(Utilisation{}, dts) adds +0.0 (dts > 0) to sums that
       // are never -0.0 (from +0.0 by adding utilisations >= 0 or NaN): no
       // change, bit for bit.
-      if (segments) {
+      if constexpr (segments) {
         now_ = now;
         record_segment(dt, idle_w, Segment::kIdle);
       }
@@ -595,7 +601,7 @@ inline std::size_t GpuTimeline::run_quiet(const std::vector<KernelCost>& costs, 
       energy += e;
       activity.add(k->u, dts);
       kernel_energy += e;
-      if (segments) {
+      if constexpr (segments) {
         now_ = now;
         record_segment(dt, k->power_w, f.id);
       }
