@@ -189,12 +189,9 @@ class LatencyAware final : public plan::LearnThenFollow {
     rest_seg_ = in;
     rest_kin_ = kin;
     if (guard_enabled_ && objective_.time_bounded()) {
-      const plan::GuardPath first{best->rehearsal.step_ns, ref.step_ns, best->rehearsal.time_ns,
-                                  ref.time_ns};
-      const plan::GuardPath later{best->rehearsal.next_step_ns, ref.next_step_ns,
-                                  best->rehearsal.next_time_ns, ref.next_time_ns};
-      follow(best->steps, best->early, &first, &later, objective_.budget(ref.time_ns) - ref.time_ns,
-             std::make_unique<plan::NativeShadow>(ctx, items, rs));
+      follow_guarded(best->steps, best->early, best->rehearsal, ref,
+                     objective_.budget(ref.time_ns) - ref.time_ns,
+                     std::make_unique<plan::NativeShadow>(ctx, items, rs));
     } else {
       follow(best->steps, best->early);
     }

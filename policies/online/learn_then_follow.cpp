@@ -19,6 +19,14 @@ void LearnThenFollow::follow(std::vector<Switcher::Step> steps, bool early, cons
   }
 }
 
+void LearnThenFollow::follow_guarded(std::vector<Switcher::Step> steps, bool early,
+                                     const Rehearsal& plan, const Rehearsal& ref,
+                                     double allowance_ns, std::unique_ptr<NativeShadow> native) {
+  const GuardPath first{plan.step_ns, ref.step_ns, plan.time_ns, ref.time_ns};
+  const GuardPath later{plan.next_step_ns, ref.next_step_ns, plan.next_time_ns, ref.next_time_ns};
+  follow(std::move(steps), early, &first, &later, allowance_ns, std::move(native));
+}
+
 void LearnThenFollow::on_kernel_start(PolicyContext& ctx, std::uint32_t kernel) {
   learner_.on_start(ctx, kernel);
   if (learner_.just_learned()) make_plan(ctx);

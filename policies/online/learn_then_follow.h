@@ -58,6 +58,11 @@ class LearnThenFollow : public Policy {
   void follow(std::vector<Switcher::Step> steps, bool early, const GuardPath* first = nullptr,
               const GuardPath* later = nullptr, double allowance_ns = 0.0,
               std::unique_ptr<NativeShadow> native = nullptr);
+  // follow(), guarded on the paths of two rehearsals: the plan's (`plan`)
+  // and the default clocks' (`ref`), both iterations of each.
+  void follow_guarded(std::vector<Switcher::Step> steps, bool early, const Rehearsal& plan,
+                      const Rehearsal& ref, double allowance_ns,
+                      std::unique_ptr<NativeShadow> native);
 
   SequenceLearner learner_;
   Switcher switcher_;
