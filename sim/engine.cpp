@@ -63,7 +63,13 @@ class Replay final : public TimelineContext<PolicyContext> {
     res_.iterations = w_.iterations;
     res_.iteration_time_ns.assign(static_cast<std::size_t>(w_.iterations), 0);
     res_.iteration_energy_j.assign(static_cast<std::size_t>(w_.iterations), 0.0);
-    if (cfg_.record_timeline) tl_.segments().reserve(2 * n + 64);
+    // Up to two segments a kernel (the kernel, and the idle gap before it:
+    // with a device gap every kernel has one), plus the few where a cap
+    // change or a switch splits one. Reserved with that margin: a vector
+    // that outgrows its reservation by one segment doubles, which at 100x the
+    // shipped trace cost 56 MB of peak memory (bench/bench_io.cpp,
+    // BM_RunScaling/100).
+    if (cfg_.record_timeline) tl_.segments().reserve(2 * n + n / 16 + 64);
 
     policy_.begin(*this);
     // Requests made in begin() land before the replay: the GPU was set up
