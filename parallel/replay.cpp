@@ -34,21 +34,26 @@ RunResult ParallelRun::as_run_result() const {
 
 namespace {
 
-// The kernels of one instruction kind of a stage, with their time scale.
-// The device's idle time between two consecutive kernels of an instruction
-// (Device::kernel_gap_ns; the shorter graph gap inside one CUDA-graph launch,
-// as the single-GPU replay does).
+// The device's idle time between two consecutive kernels of an instruction,
+// as the single-GPU replay leaves it (Device::kernel_gaps).
 std::int64_t kernel_gap_ns(const ParallelInputs& in, std::uint32_t prev, std::uint32_t next) {
-  const Kernel& a = in.workload->kernels[prev];
-  const Kernel& b = in.workload->kernels[next];
-  return std::llround(b.correlation >= 0 && b.correlation == a.correlation
-                          ? in.device->graph_kernel_gap_ns
-                          : in.device->kernel_gap_ns);
+  return in.device->kernel_gaps().between(in.workload->kernels[prev].correlation,
+                                          in.workload->kernels[next].correlation);
 }
 
+// The kernels of one instruction kind of a stage, with their time scale.
 const std::vector<std::uint32_t>& kernels_of(const StageWork& st, InstrKind k) {
   return k == InstrKind::forward ? st.forward
                                  : (k == InstrKind::backward ? st.backward : st.optimizer);
+}
+
+// The firmware cap warmed for a stage's forward and backward work, its
+// kernels a device gap apart.
+void warm_for_stage(GpuTimeline& tl, const ParallelInputs& in, const StageWork& st) {
+  std::vector<KernelCost> costs;
+  for (auto i : st.forward) costs.push_back((*in.costs)[i]);
+  for (auto i : st.backward) costs.push_back((*in.costs)[i]);
+  tl.warm_firmware(costs, std::vector<double>(costs.size(), in.device->kernel_gap_ns));
 }
 
 class Gpu final : public TimelineContext<PipelineContext> {
@@ -78,11 +83,7 @@ class Gpu final : public TimelineContext<PipelineContext> {
       if (auto it = caps.find(key); it != caps.end()) {
         tl_.set_cap(it->second);
       } else {
-        const StageWork& st = in_.job->stages[static_cast<std::size_t>(stage_)];
-        std::vector<KernelCost> costs;
-        for (auto i : st.forward) costs.push_back((*in_.costs)[i]);
-        for (auto i : st.backward) costs.push_back((*in_.costs)[i]);
-        tl_.warm_firmware(costs, std::vector<double>(costs.size(), in_.device->kernel_gap_ns));
+        warm_for_stage(tl_, in_, in_.job->stages[static_cast<std::size_t>(stage_)]);
         caps.emplace(key, tl_.cap_mhz());
       }
     }
@@ -232,12 +233,7 @@ InstructionProfile profile_instruction(const ParallelInputs& in, int stage, Inst
                  timeline_config(*in.device, cfg, cfg.seed, false));
   tl.set_clocks_now(clocks.core_mhz, clocks.memory_mhz);
   const StageWork& st = in.job->stages[static_cast<std::size_t>(stage)];
-  if (cfg.power_cap && cfg.warm_firmware) {
-    std::vector<KernelCost> costs;
-    for (auto i : st.forward) costs.push_back((*in.costs)[i]);
-    for (auto i : st.backward) costs.push_back((*in.costs)[i]);
-    tl.warm_firmware(costs, std::vector<double>(costs.size(), in.device->kernel_gap_ns));
-  }
+  if (cfg.power_cap && cfg.warm_firmware) warm_for_stage(tl, in, st);
   tl.start(0);
   const double scale = kind == InstrKind::optimizer ? st.optimizer_scale : 1.0;
   FinishedKernel done;

@@ -3,10 +3,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "sim/error.h"
 
 namespace dvfsim {
+
+KernelGaps Device::kernel_gaps() const {
+  return {std::llround(kernel_gap_ns), std::llround(graph_kernel_gap_ns)};
+}
 
 double Device::volts(std::int32_t core_mhz) const {
   const auto& c = voltage_curve;

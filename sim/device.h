@@ -21,6 +21,18 @@ struct LatencyDistribution {
   double sigma = 0.0;  // lognormal: sigma of ln(latency)
 };
 
+// The GPU's idle time between two consecutive kernels of a stream when the
+// second was launched in time (Device::kernel_gap_ns, graph_kernel_gap_ns, to
+// the nanosecond): the graph gap when both came from one CUDA-graph launch,
+// i.e. share its correlation id (Kernel::correlation, -1: unknown).
+struct KernelGaps {
+  std::int64_t launch_ns = 0;
+  std::int64_t graph_ns = 0;
+  std::int64_t between(std::int64_t prev_correlation, std::int64_t next_correlation) const {
+    return next_correlation >= 0 && next_correlation == prev_correlation ? graph_ns : launch_ns;
+  }
+};
+
 struct VoltagePoint {
   std::int32_t core_mhz = 0;
   double volts = 0.0;
@@ -67,6 +79,7 @@ struct Device {
   // two kernels of one CUDA-graph launch (one correlation id). 0: not modelled.
   double kernel_gap_ns = 0.0;
   double graph_kernel_gap_ns = 0.0;
+  KernelGaps kernel_gaps() const;
   double dram_bandwidth_gbs = 0.0;             // at `dram_bandwidth_memory_mhz`
   std::int32_t dram_bandwidth_memory_mhz = 0;  // bandwidth scales with the memory clock
 

@@ -52,8 +52,7 @@ class Replay final : public TimelineContext<PolicyContext> {
         policy_(policy),
         per_kernel_(policy.acts_per_kernel()),
         cfg_(cfg),
-        kernel_gap_ns_(std::llround(in.device->kernel_gap_ns)),
-        graph_gap_ns_(std::llround(in.device->graph_kernel_gap_ns)) {
+        gaps_(in.device->kernel_gaps()) {
     origin_ns_ = w_.kernels.front().host_launch_ns;
     res_.policy = in.policy_name;
   }
@@ -266,7 +265,7 @@ class Replay final : public TimelineContext<PolicyContext> {
     std::int64_t& prev_end;
     const Kernel* kernels = r.w_.kernels.data();
     const std::int64_t delay_ns = r.host_delay_ns_ - r.origin_ns_;  // host time to the replay's
-    const std::int64_t kernel_gap_ns = r.kernel_gap_ns_, graph_gap_ns = r.graph_gap_ns_;
+    const KernelGaps gaps = r.gaps_;
     // The next sync (none: never applies).
     std::int64_t sync_begin_ns = std::numeric_limits<std::int64_t>::max();
     std::size_t sync_waits_until = 0;
@@ -276,10 +275,7 @@ class Replay final : public TimelineContext<PolicyContext> {
       if (sync_begin_ns <= k.host_launch_ns && sync_waits_until <= j) return GpuTimeline::kNever;
       // k.host_launch_ns - origin_ns_ + host_delay_ns_ and gap_ns(kernels[j - 1], k)
       const std::int64_t ready = k.host_launch_ns + delay_ns;
-      const std::int64_t gap = k.correlation >= 0 && k.correlation == kernels[j - 1].correlation
-                                   ? graph_gap_ns
-                                   : kernel_gap_ns;
-      return std::max(ready, prev_end + gap);
+      return std::max(ready, prev_end + gaps.between(kernels[j - 1].correlation, k.correlation));
     }
     void starting(std::size_t j, double energy_j) const {
       const std::int32_t it = kernels[j].iteration;
@@ -390,12 +386,9 @@ class Replay final : public TimelineContext<PolicyContext> {
     requested_ = tl_.wanted();
   }
 
-  // The GPU's idle time between two consecutive kernels of a stream when the
-  // second was launched in time: shorter inside one CUDA-graph launch (the
-  // kernels share its correlation id) than between separate launches.
+  // The device gap before `next`, launched in time after `prev` on its stream.
   std::int64_t gap_ns(const Kernel& prev, const Kernel& next) const {
-    return next.correlation >= 0 && next.correlation == prev.correlation ? graph_gap_ns_
-                                                                         : kernel_gap_ns_;
+    return gaps_.between(prev.correlation, next.correlation);
   }
 
   void finish(const FinishedKernel& f) {
@@ -473,8 +466,7 @@ class Replay final : public TimelineContext<PolicyContext> {
   Policy& policy_;
   const bool per_kernel_;  // Policy::acts_per_kernel
   const EngineConfig& cfg_;
-  const std::int64_t kernel_gap_ns_;  // Device::kernel_gap_ns
-  const std::int64_t graph_gap_ns_;   // Device::graph_kernel_gap_ns
+  const KernelGaps gaps_;  // Device::kernel_gaps
   std::int64_t origin_ns_ = 0;
   RunResult res_;
   std::int64_t host_delay_ns_ = 0;
