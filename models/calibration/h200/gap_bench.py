@@ -103,10 +103,10 @@ def main():
     fns["mm_bf16_1024"] = mm_fn(1024)
     fns["mm_bf16_4096"] = mm_fn(4096)
     fns["add_zero_1MB"] = mix_fn
+    hold = 100  # ms of sleep ahead of the kernels: the host queues them all meanwhile
     for name, fn in fns.items():
         fn(50)
         torch.cuda.synchronize()
-        hold = 100
         durs, tgaps, kname = kernel_durations(fn, n, hold)
         sum_ms = sum(durs) / 1e3
         reps = []
@@ -123,10 +123,10 @@ def main():
         with torch.cuda.graph(g):
             fn(n)
         replay = lambda k, g=g: g.replay()  # noqa: E731
-        gdurs, ggaps, _ = kernel_durations(replay, n, 100)
+        gdurs, ggaps, _ = kernel_durations(replay, n, hold)
         greps = []
         for _ in range(args.reps):
-            span, host = spans(replay, n, 100)
+            span, host = spans(replay, n, hold)
             greps.append({"span_ms": span, "host_ms": host})
         spans_ms = [r["span_ms"] for r in reps]
         gspans_ms = [r["span_ms"] for r in greps]
