@@ -37,6 +37,14 @@ CAPTURES = [
     ("`gpt3medium_train_b1_t512` (12-01)", "validation/h200/classes/gpt3medium_train_b1_t512", "small batch", "launch"),
     ("`llama1b_decode_b1_kv512`", "validation/h200/classes/llama1b_decode_b1_kv512", "KV-cache decode", "launch"),
     ("`moe8x_train_b8_t1024`", "validation/h200/classes/moe8x_train_b8_t1024", "MoE train", "launch"),
+    # validation/h200/heldout/ (2026-12-03): workloads captured after every rule was set.
+    ("held out: `vit_b16_train_b64`", "validation/h200/heldout/vit_b16_train_b64", "ViT train", "GPU"),
+    ("held out: `gpt2_hf_train_b8_t1024`", "validation/h200/heldout/gpt2_hf_train_b8_t1024", "HF GPT-2 train", "GPU"),
+    ("held out: `lstm_train_b64_t128`", "validation/h200/heldout/lstm_train_b64_t128", "LSTM train (fp32)", "GPU"),
+    ("held out: `mobilenetv3_train_b128`", "validation/h200/heldout/mobilenetv3_train_b128", "depthwise CNN train", "launch"),
+    ("held out: `t5small_train_b16_t512`", "validation/h200/heldout/t5small_train_b16_t512", "HF T5 train", "launch"),
+    ("held out: `gpt2_hf_train_b1_t128`", "validation/h200/heldout/gpt2_hf_train_b1_t128", "small batch", "launch"),
+    ("held out: `mlp_train_b32`", "validation/h200/heldout/mlp_train_b32", "tiny MLP", "launch"),
 ]
 
 
