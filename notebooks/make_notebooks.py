@@ -475,8 +475,9 @@ NOTEBOOKS["05-validation.ipynb"] = notebook([
 
     Experiment `experiments/validation_h200.yaml`: each H200 capture (the
     shipped trace, the GPT-3 captures of `validation/h200/`, one capture
-    per workload class in `validation/h200/classes/` and the single-GPU
-    microbatch step of `validation/h200/pipeline/`) replayed on the H200
+    per workload class in `validation/h200/classes/`, the single-GPU
+    microbatch step of `validation/h200/pipeline/` and the held-out workloads
+    of `validation/h200/heldout/`) replayed on the H200
     model under `native` (the GPU left to its firmware, as it ran during the
     measurement), twice: `host_overhead=off` (the traced host timeline as
     traced: *raw*) and `auto` (the profiler host-overhead correction, factor
@@ -509,7 +510,8 @@ NOTEBOOKS["05-validation.ipynb"] = notebook([
             if m is None:
                 print("no measurement for", r["trace"])
                 continue
-            label = r["trace_name"] + (" (classes)" if "/classes/" in r["trace"] else "")
+            label = r["trace_name"] + (" (classes)" if "/classes/" in r["trace"]
+                                       else " (held out)" if "/heldout/" in r["trace"] else "")
             corrected = "host_overhead=off" not in r["run_id"]
             rows.append({"trace": label, "path": r["trace"], "corrected": corrected,
                          "predicted_energy_per_iteration_j": r["energy_per_iteration_j"],
