@@ -49,7 +49,11 @@ MathPipe math_pipe(KernelClass cls, std::string_view kernel_name) {
   auto has = [&](std::string_view n) { return k.find(n) != std::string::npos; };
   if (has("simt") || has("sgemm") || has("dgemm") || has("f32f32_f32f32") || has("gemv"))
     return MathPipe::simt;
-  if (has("tf32")) return MathPipe::tensor_tf32;
+  // CUTLASS names the MMA by its accumulator and shape: "s1688gemm" with no
+  // 16-bit input type is fp32 data on the TF32 MMA (m16n8k8); "s16816gemm"
+  // and "s1688gemm_f16" are 16-bit inputs with fp32 accumulation.
+  if (has("tf32") || (has("s1688gemm") && !has("f16") && !has("bf16") && !has("h1688")))
+    return MathPipe::tensor_tf32;
   if (cls == KernelClass::attention && has("_f32_")) return MathPipe::tensor_3xtf32;
   return MathPipe::tensor;
 }

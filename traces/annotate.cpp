@@ -786,6 +786,37 @@ std::optional<CaptureRoofline> capture_roofline(const CaptureInfo& capture) {
                          d.fp32_flops_per_s(core)};
 }
 
+std::vector<double> traced_concurrency(std::span<const Kernel> kernels) {
+  // Sweep in start order; each pair that overlaps adds its common time to
+  // both. Memsets and memcpys run on the copy engines and share no SMs.
+  std::vector<double> overlap(kernels.size(), 0.0);
+  std::vector<std::uint32_t> order;
+  auto on_sms = [&](std::uint32_t i) {
+    return kernels[i].cls != KernelClass::memset && kernels[i].cls != KernelClass::memcpy;
+  };
+  for (std::uint32_t i = 0; i < kernels.size(); ++i)
+    if (on_sms(i) && kernels[i].work.duration_ns > 0) order.push_back(i);
+  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return kernels[a].traced_start_ns < kernels[b].traced_start_ns;
+  });
+  for (std::size_t x = 0; x < order.size(); ++x) {
+    const Kernel& a = kernels[order[x]];
+    const std::int64_t a_end = a.traced_start_ns + a.work.duration_ns;
+    for (std::size_t y = x + 1; y < order.size(); ++y) {
+      const Kernel& b = kernels[order[y]];
+      if (b.traced_start_ns >= a_end) break;
+      const std::int64_t common =
+          std::min(a_end, b.traced_start_ns + b.work.duration_ns) - b.traced_start_ns;
+      overlap[order[x]] += static_cast<double>(common);
+      overlap[order[y]] += static_cast<double>(common);
+    }
+  }
+  std::vector<double> out(kernels.size(), 1.0);
+  for (std::uint32_t i : order)
+    out[i] = 1.0 + overlap[i] / static_cast<double>(kernels[i].work.duration_ns);
+  return out;
+}
+
 void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
                    std::span<const ActivityFacts> activities, const AnnotateOptions& options) {
   auto& kernels = workload.kernels;
@@ -793,6 +824,10 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
   if (roof.dram_bytes_per_s <= 0)
     roof = capture_roofline(workload.capture).value_or(kGenericRoofline);
   const double peak = roof.dram_bytes_per_s;
+  // The fallback's fractions are what one kernel reaches with the GPU to
+  // itself; kernels that overlapped in the trace shared it, so each takes its
+  // fractions over its mean concurrency (traced_concurrency).
+  const std::vector<double> concurrency = traced_concurrency(kernels);
   auto fallback = [&](Kernel& k) {
     // Memsets and memcpys run on the copy engines: no SM launch to subtract.
     const bool copy = k.cls == KernelClass::memset || k.cls == KernelClass::memcpy;
@@ -818,11 +853,18 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
           tensor_fraction = options.fallback_mid_tile_tensor_fraction;
       }
     }
+    const double share = 1.0 / concurrency[static_cast<std::size_t>(&k - kernels.data())];
     if (tensor && !skinny) {
-      k.work.flops = s * roof.tensor_flops_per_s * tensor_fraction;
-      k.work.dram_bytes = s * peak * bandwidth_fraction;
+      // The fraction is of the kernel's own math pipe's peak: a TF32 MMA
+      // takes two 16-bit MMAs' time, an FP32 SIMT GEMM runs on the FP32 units.
+      const MathPipe pipe = math_pipe(k.cls, workload.name(k));
+      const double pipe_peak = pipe == MathPipe::simt
+                                   ? roof.fp32_flops_per_s
+                                   : roof.tensor_flops_per_s / tensor_rate_cost(pipe);
+      k.work.flops = s * pipe_peak * tensor_fraction * share;
+      k.work.dram_bytes = s * peak * bandwidth_fraction * share;
     } else {
-      k.work.dram_bytes = s * peak * options.fallback_bandwidth_fraction;
+      k.work.dram_bytes = s * peak * options.fallback_bandwidth_fraction * share;
       k.work.flops = skinny ? k.work.dram_bytes : 0.0;  // a GEMV: ~1 FLOP per weight byte
     }
     k.work.source = WorkSource::fallback;

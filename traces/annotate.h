@@ -67,6 +67,11 @@ struct CaptureRoofline {
   double fp32_flops_per_s = 0.0;
 };
 
+// Each kernel's mean number of SM kernels running during its traced
+// interval, itself included (1: alone; 2: another kernel ran beside it all
+// the time); 1 for memsets, memcpys and kernels of no duration.
+std::vector<double> traced_concurrency(std::span<const Kernel> kernels);
+
 // Peaks of the capture device `capture.device` (a name or a device file) at
 // its default clocks; nullopt when the capture device is unknown.
 std::optional<CaptureRoofline> capture_roofline(const CaptureInfo& capture);
@@ -87,6 +92,11 @@ struct AnnotateOptions {
   //    fallback_tensor_bandwidth_fraction x DRAM peak (a GEMM is compute-bound);
   //  - every other class: bytes = duration x fallback_bandwidth_fraction x
   //    DRAM peak, no FLOPs.
+  // The tensor peak is that of the kernel's math pipe (math_pipe: the 16-bit
+  // peak over tensor_rate_cost for TF32, the FP32 peak for a SIMT GEMM), and a
+  // kernel that overlapped others in the trace takes every fraction over its
+  // mean concurrency (traced_concurrency): the fractions are what one kernel
+  // reaches with the GPU to itself.
   double fallback_bandwidth_fraction = 0.5;
   double fallback_tensor_fraction = 0.7;
   double fallback_tensor_bandwidth_fraction = 0.1;

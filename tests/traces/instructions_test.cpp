@@ -191,6 +191,13 @@ TEST(MathPipe, FromTheKernelName) {
             MathPipe::tensor);
   EXPECT_EQ(math_pipe(KernelClass::gemm, "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NTN"),
             MathPipe::tensor);
+  // CUTLASS's TF32 MMA (fp32 data, m16n8k8: cuDNN's LSTM GEMMs), and the
+  // same shape with 16-bit inputs.
+  EXPECT_EQ(math_pipe(KernelClass::gemm,
+                      "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_64x64_32x6_nn_align4>"),
+            MathPipe::tensor_tf32);
+  EXPECT_EQ(math_pipe(KernelClass::gemm, "cutlass_75_tensorop_s1688gemm_f16_256x128_32x2_nn"),
+            MathPipe::tensor);
   // Only GEMM, convolution and attention kernels use tensor cores.
   EXPECT_EQ(math_pipe(KernelClass::elementwise, "tf32_looking_elementwise"), MathPipe::simt);
 }

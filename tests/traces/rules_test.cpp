@@ -439,6 +439,45 @@ TEST(Rules, GemmFallbackReadsTheTileInTheKernelName) {
   for (const Kernel& k : w.kernels) EXPECT_EQ(k.work.source, WorkSource::fallback);
 }
 
+TEST(Rules, GemmFallbackIsAFractionOfItsOwnPipesPeak) {
+  // 11 us GEMMs without operators, 256 x 128 tiles (0.7 of the peak over the
+  // 10 us after the launch): bf16 at 0.7 x 1.0705 PFLOP/s; TF32 at half that
+  // peak (one TF32 MMA takes two 16-bit MMAs' time); an FP32 SIMT GEMM at 0.7
+  // of the FP32 peak, 132 SMs x 256 FLOP/clk x 1.98 GHz = 66.9 TFLOP/s.
+  Trace t;
+  t.call("cudaLaunchKernel", 10, 1, 1)
+      .kernel("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_NNT", 20, 11, 1);
+  t.call("cudaLaunchKernel", 12, 1, 2)
+      .kernel("sm90_xmma_gemm_f32f32_tf32f32_f32_nt_n_tilesize256x128x32", 40, 11, 2);
+  t.call("cudaLaunchKernel", 14, 1, 3).kernel("cutlass_80_simt_sgemm_256x128_8x4_nn", 60, 11, 3);
+  const Workload w = t.read();
+  ASSERT_EQ(w.kernels.size(), 3u);
+  const double tensor_peak = 132 * 4096 * 1.98e9;
+  EXPECT_NEAR(w.kernels[0].work.flops, 0.7 * 10e-6 * tensor_peak, 1e3);
+  EXPECT_NEAR(w.kernels[1].work.flops, 0.7 * 10e-6 * tensor_peak / 2, 1e3);
+  EXPECT_NEAR(w.kernels[2].work.flops, 0.7 * 10e-6 * 132 * 256 * 1.98e9, 1e3);
+}
+
+TEST(Rules, OverlappingKernelsShareTheFallbacksRoofline) {
+  // Two 11 us kernels on two streams, the second starting 5.5 us into the
+  // first: each spends half its time beside the other, a mean concurrency of
+  // 1.5, so each takes the memory fallback's half of the DRAM peak over 1.5:
+  // 0.5 / 1.5 x 10 us x 4.8 TB/s = 16 MB. A third kernel, alone, keeps 24 MB.
+  Trace t;
+  t.call("cudaLaunchKernel", 10, 1, 1).kernel("vectorized_elementwise_kernel", 20, 11, 1, 7);
+  t.call("cudaLaunchKernel", 12, 1, 2).kernel("vectorized_elementwise_kernel", 25.5, 11, 2, 8);
+  t.call("cudaLaunchKernel", 14, 1, 3).kernel("vectorized_elementwise_kernel", 60, 11, 3, 7);
+  const Workload w = t.read();
+  ASSERT_EQ(w.kernels.size(), 3u);
+  const std::vector<double> c = traced_concurrency(w.kernels);
+  EXPECT_NEAR(c[0], 1.5, 1e-9);
+  EXPECT_NEAR(c[1], 1.5, 1e-9);
+  EXPECT_DOUBLE_EQ(c[2], 1.0);
+  EXPECT_NEAR(w.kernels[0].work.dram_bytes, 0.5 / 1.5 * 10e-6 * 4.8e12, 1.0);
+  EXPECT_NEAR(w.kernels[1].work.dram_bytes, 0.5 / 1.5 * 10e-6 * 4.8e12, 1.0);
+  EXPECT_NEAR(w.kernels[2].work.dram_bytes, 0.5 * 10e-6 * 4.8e12, 1.0);
+}
+
 // ---- capture devices -----------------------------------------------------------
 
 TEST(CaptureDevices, EveryListedGpuResolvesFromItsDriverName) {
