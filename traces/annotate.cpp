@@ -787,8 +787,9 @@ std::optional<CaptureRoofline> capture_roofline(const CaptureInfo& capture) {
 }
 
 std::vector<double> traced_concurrency(std::span<const Kernel> kernels) {
-  // Sweep in start order; each pair that overlaps adds its common time to
-  // both. Memsets and memcpys run on the copy engines and share no SMs.
+  // Sweep in start order; each pair on two streams that overlaps adds its
+  // common time to both. Memsets and memcpys run on the copy engines and
+  // share no SMs.
   std::vector<double> overlap(kernels.size(), 0.0);
   std::vector<std::uint32_t> order;
   auto on_sms = [&](std::uint32_t i) {
@@ -805,6 +806,9 @@ std::vector<double> traced_concurrency(std::span<const Kernel> kernels) {
     for (std::size_t y = x + 1; y < order.size(); ++y) {
       const Kernel& b = kernels[order[y]];
       if (b.traced_start_ns >= a_end) break;
+      // One stream runs its kernels one after the other: timestamps that
+      // say otherwise (none recorded, rounding) are no overlap.
+      if (b.stream == a.stream) continue;
       const std::int64_t common =
           std::min(a_end, b.traced_start_ns + b.work.duration_ns) - b.traced_start_ns;
       overlap[order[x]] += static_cast<double>(common);

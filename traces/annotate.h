@@ -68,8 +68,8 @@ struct CaptureRoofline {
 };
 
 // Each kernel's mean number of SM kernels running during its traced
-// interval, itself included (1: alone; 2: another kernel ran beside it all
-// the time); 1 for memsets, memcpys and kernels of no duration.
+// interval, itself included (kernels of its own stream never count) (1: alone; 2: another kernel
+// ran beside it all the time); 1 for memsets, memcpys and kernels of no duration.
 std::vector<double> traced_concurrency(std::span<const Kernel> kernels);
 
 // Peaks of the capture device `capture.device` (a name or a device file) at

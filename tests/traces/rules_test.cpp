@@ -462,17 +462,21 @@ TEST(Rules, OverlappingKernelsShareTheFallbacksRoofline) {
   // Two 11 us kernels on two streams, the second starting 5.5 us into the
   // first: each spends half its time beside the other, a mean concurrency of
   // 1.5, so each takes the memory fallback's half of the DRAM peak over 1.5:
-  // 0.5 / 1.5 x 10 us x 4.8 TB/s = 16 MB. A third kernel, alone, keeps 24 MB.
+  // 0.5 / 1.5 x 10 us x 4.8 TB/s = 16 MB. A third kernel, alone, keeps 24 MB;
+  // a fourth, whose timestamps overlap the third's on the same stream, is
+  // not beside it (one stream runs one kernel at a time).
   Trace t;
   t.call("cudaLaunchKernel", 10, 1, 1).kernel("vectorized_elementwise_kernel", 20, 11, 1, 7);
   t.call("cudaLaunchKernel", 12, 1, 2).kernel("vectorized_elementwise_kernel", 25.5, 11, 2, 8);
   t.call("cudaLaunchKernel", 14, 1, 3).kernel("vectorized_elementwise_kernel", 60, 11, 3, 7);
+  t.call("cudaLaunchKernel", 16, 1, 4).kernel("vectorized_elementwise_kernel", 65, 11, 4, 7);
   const Workload w = t.read();
-  ASSERT_EQ(w.kernels.size(), 3u);
+  ASSERT_EQ(w.kernels.size(), 4u);
   const std::vector<double> c = traced_concurrency(w.kernels);
   EXPECT_NEAR(c[0], 1.5, 1e-9);
   EXPECT_NEAR(c[1], 1.5, 1e-9);
   EXPECT_DOUBLE_EQ(c[2], 1.0);
+  EXPECT_DOUBLE_EQ(c[3], 1.0);
   EXPECT_NEAR(w.kernels[0].work.dram_bytes, 0.5 / 1.5 * 10e-6 * 4.8e12, 1.0);
   EXPECT_NEAR(w.kernels[1].work.dram_bytes, 0.5 / 1.5 * 10e-6 * 4.8e12, 1.0);
   EXPECT_NEAR(w.kernels[2].work.dram_bytes, 0.5 * 10e-6 * 4.8e12, 1.0);
