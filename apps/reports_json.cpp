@@ -106,6 +106,8 @@ std::string validation_json(const std::string& trace, const std::string& measure
   j.field("energy_per_iteration_j", r.measured.energy_per_step_j);
   j.field("power_w", r.measured.mean_power_w);
   j.field("steps", r.measured.steps);
+  if (r.measured.paired_host_factor > 0)
+    j.field("paired_host_factor", r.measured.paired_host_factor);
   j.end_object();
   j.field("host_overhead", r.host.spec());
   j.field("corrected", r.corrected);

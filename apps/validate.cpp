@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <ostream>
@@ -13,6 +14,35 @@
 #include "traces/trace.h"
 
 namespace dvfsim {
+
+namespace {
+
+// Mean profiled host step over the unprofiled one, from capture.py's keys; 0
+// when either is absent. Present but not positive numbers are an error.
+double paired_host_factor(simdjson::dom::element doc, const std::string& path) {
+  double unprofiled = 0;
+  simdjson::dom::array profiled;
+  if (doc["host_step_s_mean"].get(unprofiled) != simdjson::SUCCESS ||
+      doc["profile"]["host_step_s"].get(profiled) != simdjson::SUCCESS)
+    return 0;
+  double sum = 0;
+  std::size_t n = 0;
+  for (simdjson::dom::element e : profiled) {
+    double h = 0;
+    if (e.get(h) != simdjson::SUCCESS || !(h > 0) || !std::isfinite(h))
+      throw InputError(fmt::format(
+          "{}: field 'profile.host_step_s[{}]' is not a positive number of seconds", path, n));
+    sum += h;
+    ++n;
+  }
+  if (n == 0) return 0;
+  if (!(unprofiled > 0) || !std::isfinite(unprofiled))
+    throw InputError(
+        fmt::format("{}: field 'host_step_s_mean' is not a positive number of seconds", path));
+  return sum / static_cast<double>(n) / unprofiled;
+}
+
+}  // namespace
 
 MeasuredStep read_measured(const std::string& path, int iterations) {
   simdjson::dom::parser parser;
@@ -44,6 +74,7 @@ MeasuredStep read_measured(const std::string& path, int iterations) {
     int64_t n = 0;
     if (doc["steps"].is_array() && doc["steps"].at(0)["steps"].get(n) == simdjson::SUCCESS)
       m.steps = static_cast<int>(n);
+    m.paired_host_factor = paired_host_factor(doc, path);
   } else {
     simdjson::dom::element s0;
     if (doc["steps"].at(0).get(s0) != simdjson::SUCCESS)
@@ -140,6 +171,11 @@ void print_validation(std::ostream& out, const ValidationReport& r, double toler
   else
     out << fmt::format("host overhead: not corrected ({}; predicted = raw)\n",
                        r.host.enabled ? "native trace" : "--host-overhead off");
+  if (r.measured.paired_host_factor > 0)
+    out << fmt::format(
+        "this capture's own pairing: profiled host time {:.2f} x the unprofiled (for what-if "
+        "runs of it: --set host_overhead={:.2f}; not a held-out check of the time)\n",
+        r.measured.paired_host_factor, std::max(1.0, r.measured.paired_host_factor));
   out << fmt::format("tolerance {:.1f} % on energy: {}\n", tolerance_pct,
                      std::abs(p.energy_error_pct) <= tolerance_pct ? "PASS" : "FAIL");
 }

@@ -13,6 +13,11 @@ struct MeasuredStep {
   double energy_per_step_j = 0;
   double mean_power_w = 0;
   int steps = 0;
+  // capture.py's paired host times (`host_step_s_mean` of the unprofiled
+  // window, `profile.host_step_s` of the profiled steps): the profiler's host
+  // stretch of this very capture, profiled over unprofiled; 0 when the file
+  // has no such pair.
+  double paired_host_factor = 0;
 };
 
 // Reads a `*.measured.json` (steps[0]: dt_s, steps, energy_mJ; or

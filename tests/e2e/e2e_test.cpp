@@ -183,5 +183,29 @@ TEST(EndToEnd, ValidateReadsAHwMeasureRecord) {
       << off.output;
 }
 
+TEST(EndToEnd, ValidatePrintsTheCapturesOwnHostPairing) {
+  // capture.py's paired host times: unprofiled 50 ms a step, profiled 100 and
+  // 120 ms: the profiler stretched this capture's host 110 / 50 = 2.20 times.
+  const std::string dir = temp_dir("paired-host");
+  const std::string m = dir + "/x.measured.json";
+  std::ofstream(m) << R"({"time_per_step_s": 0.15453, "energy_per_step_j": 107.36,)"
+                   << R"( "host_step_s_mean": 0.05, "profile": {"host_step_s": [0.1, 0.12]}})";
+  const std::string base = std::string("hw validate --trace ") + DVFSIM_SHIPPED_TRACE +
+                           " --measured " + m + " --device h200";
+  const auto r = run_dvfsim(base);
+  EXPECT_NE(r.output.find("profiled host time 2.20 x the unprofiled"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("--set host_overhead=2.20"), std::string::npos) << r.output;
+  const auto j = run_dvfsim(base + " --json");
+  EXPECT_NE(j.output.find("\"paired_host_factor\": 2.19999"), std::string::npos)
+      << j.output;  // 0.11 / 0.05
+  // A profiled step that is no number is refused, naming the field.
+  std::ofstream(m) << R"({"time_per_step_s": 0.15453, "energy_per_step_j": 107.36,)"
+                   << R"( "host_step_s_mean": 0.05, "profile": {"host_step_s": [0.1, "x"]}})";
+  const auto bad = run_dvfsim(base);
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("field 'profile.host_step_s[1]'"), std::string::npos) << bad.output;
+}
+
 }  // namespace
 }  // namespace dvfsim::testing
