@@ -410,18 +410,6 @@ KernelPlan compute_plan(const KernelPlanInput& in) {
 
 thread_local PlanMemo* t_memo = nullptr;
 
-// Appends the bytes of scalars to a key.
-struct KeyBytes {
-  std::string s;
-  template <class T>
-  KeyBytes& operator<<(const T& v) {
-    static_assert(std::is_arithmetic_v<T> || std::is_enum_v<T> || std::is_pointer_v<T>);
-    s.append(reinterpret_cast<const char*>(&v), sizeof v);
-    return *this;
-  }
-  KeyBytes& operator<<(const Clocks& c) { return *this << c.core_mhz << c.memory_mhz; }
-};
-
 }  // namespace
 
 void PlanMemo::admit(const GpuModel& m) {
@@ -461,8 +449,8 @@ PlanMemo::Key PlanMemo::key(const KernelPlanInput& in) {
   for (const ItemSpec& it : in.kernels) {
     const KernelCost& k = it.cost;
     blob << k.fixed_ns << k.compute_ns_mhz << k.memory_ns_mhz << k.flops << k.dram_bytes
-         << k.instructions << k.tensor << k.sm_share << k.drain_ns << it.time_scale << it.gap_ns
-         << it.floor_ns << it.max_core_mhz << it.count;
+         << k.instructions << k.tensor << k.simt_matrix << k.sm_share << k.drain_ns << it.time_scale
+         << it.gap_ns << it.floor_ns << it.max_core_mhz << it.count;
   }
   for (const std::uint32_t g : in.group_of_kernel) blob << g;
   KeyBytes rest;

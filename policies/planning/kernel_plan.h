@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -186,6 +187,18 @@ class PlanMemo {
   Key key(const KernelPlanInput& in);
   std::shared_ptr<const KernelPlan> find(const Key& k);
   void insert(const Key& k, KernelPlan plan);
+
+  // Appends the bytes of scalars to a key (or a remember() tag).
+  struct KeyBytes {
+    std::string s;
+    template <class T>
+    KeyBytes& operator<<(const T& v) {
+      static_assert(std::is_arithmetic_v<T> || std::is_enum_v<T> || std::is_pointer_v<T>);
+      s.append(reinterpret_cast<const char*>(&v), sizeof v);
+      return *this;
+    }
+    KeyBytes& operator<<(const Clocks& c) { return *this << c.core_mhz << c.memory_mhz; }
+  };
 
   // Another planner's result for `in` (every field key() reads) and `tag`
   // (what else the result depends on), computed by `compute` on the first
