@@ -41,9 +41,15 @@ class StaticBest final : public Policy {
       double best_t, best_e, ref_t, ref_e;
     };
     // The choice depends on the run's kernels and models and the objective
-    // only: a sweep's runs that share them choose once (plan::PlanMemo).
+    // only (each emulation starts warmed up at its own pair: in.start, whose
+    // memory stall follows the switch latency, is not read), so a sweep's
+    // runs that share them choose once (plan::PlanMemo; the key holds the
+    // models, the kernels and the tag).
+    plan::KernelPlanInput key;
+    key.gpu = in.gpu;
+    key.kernels = in.kernels;
     const Choice ch = plan::PlanMemo::remember<Choice>(
-        in,
+        key,
         fmt::format("static-best {} {}", static_cast<int>(objective_.kind),
                     objective_.max_slowdown_pct),
         [&] {

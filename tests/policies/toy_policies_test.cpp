@@ -523,5 +523,30 @@ TEST(ToyPolicies, ObjectivesEdpAndEnergy) {
   EXPECT_LE(r.energy_j * r.time_s(), 3.15 * 0.02 + 1e-12);
 }
 
+// A sweep's runs share what their inputs share (plan::PlanMemo, installed by
+// the sweep for every run): static-best's choice reads the kernels, the models
+// and the objective, not the switch latency, nor the memory stall that
+// follows it below the device's own (2 ms here: 10 us and 5 ms differ).
+TEST(ToyPolicies, StaticBestChoosesOnceAcrossSwitchLatencies) {
+  Rig rig(1);
+  rig.dev.memory_switch_stall_us = 2000;
+  const RunResult alone_10us = rig.run("static-best", {{"max_slowdown", "50"}}, true, 10.0);
+  const RunResult alone_5ms = rig.run("static-best", {{"max_slowdown", "50"}}, true, 5000.0);
+  plan::PlanMemo memo;
+  memo.admit({&rig.dev, &rig.lat, &rig.pow, &rig.gov});
+  const plan::PlanMemo::Scope scope(&memo);
+  const RunResult at_10us = rig.run("static-best", {{"max_slowdown", "50"}}, true, 10.0);
+  const RunResult at_5ms = rig.run("static-best", {{"max_slowdown", "50"}}, true, 5000.0);
+  EXPECT_EQ(memo.misses(), 1u);
+  EXPECT_EQ(memo.hits(), 1u);
+  // (1000, 1000) either way (3.3 J without the switch's time), each run's
+  // result the one it has alone, bit for bit.
+  EXPECT_EQ(at_5ms.kernels[0].requested_core_mhz, 1000);
+  EXPECT_EQ(at_10us.energy_j, alone_10us.energy_j);
+  EXPECT_EQ(at_10us.end_ns, alone_10us.end_ns);
+  EXPECT_EQ(at_5ms.energy_j, alone_5ms.energy_j);
+  EXPECT_EQ(at_5ms.end_ns, alone_5ms.end_ns);
+}
+
 }  // namespace
 }  // namespace dvfsim::testing
