@@ -25,6 +25,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <string>
 
 #include "policies/objective.h"
 #include "policies/online/budget_guard.h"
@@ -199,25 +200,39 @@ class LatencyAware final : public plan::LearnThenFollow {
 
   // The single pair best under the objective on the learned iteration whose
   // emulated time meets `budget_ns` (the default pair when none saves).
+  // A function of the models, the items, the start, the objective and the
+  // budget alone (one pair: no switch after the first, so no switch latency
+  // but through the start's memory stall), so the runs of a sweep that share
+  // those choose once (plan::PlanMemo; the key holds the models, the items,
+  // the start and the tag).
   Clocks best_single_pair(const GpuModel& gpu, const std::vector<plan::ItemSpec>& items,
                           const plan::EmulationStart& st, double budget_ns) const {
-    const Device& d = *gpu.device;
-    const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
-    Clocks best = def;
-    bool have = false;
-    double best_s = 0;
-    for (const Clocks& c : plan::make_grid(d).pairs) {
-      const plan::Emulation em =
-          plan::emulate(gpu, items, std::vector<Clocks>(items.size(), c), st);
-      if (objective_.time_bounded() && em.time_ns > budget_ns) continue;
-      const double s = objective_.score(em.energy_j, em.time_ns);
-      if (!have || s < best_s) {
-        best = c;
-        best_s = s;
-        have = true;
+    plan::KernelPlanInput key;
+    key.gpu = gpu;
+    key.kernels = items;
+    key.start = st;
+    const std::string tag =
+        fmt::format("latency-aware single pair {} {:a} {:a}", static_cast<int>(objective_.kind),
+                    objective_.max_slowdown_pct, budget_ns);
+    return plan::PlanMemo::remember<Clocks>(key, tag, [&] {
+      const Device& d = *gpu.device;
+      const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+      Clocks best = def;
+      bool have = false;
+      double best_s = 0;
+      for (const Clocks& c : plan::make_grid(d).pairs) {
+        const plan::Emulation em =
+            plan::emulate(gpu, items, std::vector<Clocks>(items.size(), c), st);
+        if (objective_.time_bounded() && em.time_ns > budget_ns) continue;
+        const double s = objective_.score(em.energy_j, em.time_ns);
+        if (!have || s < best_s) {
+          best = c;
+          best_s = s;
+          have = true;
+        }
       }
-    }
-    return best;
+      return best;
+    });
   }
 
   RestPlan replan_rest(PolicyContext& ctx, int position, double repay_ns) override {

@@ -366,7 +366,10 @@ void load_columns(TableCache& cache, const std::vector<ItemSpec>& items,
 }
 }  // namespace
 
-SegmentPlan plan_segments(const SegmentPlanInput& in, const Emulation& em0) {
+namespace {
+
+// plan_segments without the memo.
+SegmentPlan compute_segments(const SegmentPlanInput& in, const Emulation& em0) {
   const Device& d = *in.gpu.device;
   const std::size_t n = in.kernels.size();
   const std::vector<ItemSpec>& items = in.kernels;
@@ -702,6 +705,34 @@ SegmentPlan plan_segments(const SegmentPlanInput& in, const Emulation& em0) {
   out.emulation = std::move(best_em);
   out.have = have;
   out.report = std::move(rep);
+  return out;
+}
+
+}  // namespace
+
+SegmentPlan plan_segments(const SegmentPlanInput& in, const Emulation& em0) {
+  // A deterministic function of every field of `in` but its report prefix
+  // and cache, and of em0: remembered (plan::PlanMemo), so the runs of a
+  // sweep whose latency-aware plans meet the same input (a segment length
+  // one run tries at L_min x 3 another plans at L_min) make it once.
+  KernelPlanInput key;
+  key.gpu = in.gpu;
+  key.kernels = in.kernels;
+  key.start = in.start;
+  PlanMemo::KeyBytes tag;
+  tag << in.objective.kind << in.objective.max_slowdown_pct << in.budget_ns << in.core_lmin_ns
+      << in.memory_lmin_ns << in.memory_stall_ns << in.max_candidates << in.extra_tighten_ns
+      << in.extra_candidates.size();
+  for (const Clocks& c : in.extra_candidates) tag << c;
+  tag << em0.time_ns << em0.energy_j << em0.memory_switches << em0.cap_mhz.size();
+  for (const std::int32_t c : em0.cap_mhz) tag << c;
+  for (const double t : em0.time_of_step) tag << t;
+  SegmentPlan out = PlanMemo::remember<SegmentPlan>(key, "segments" + tag.s, [&] {
+    SegmentPlanInput bare = in;  // planned without the caller's prefix, which only the report has
+    bare.what.clear();
+    return compute_segments(bare, em0);
+  });
+  out.report.what = in.what + out.report.what;
   return out;
 }
 

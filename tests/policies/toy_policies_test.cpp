@@ -548,5 +548,37 @@ TEST(ToyPolicies, StaticBestChoosesOnceAcrossSwitchLatencies) {
   EXPECT_EQ(at_5ms.end_ns, alone_5ms.end_ns);
 }
 
+// latency-aware at 1 ms and 3 ms (no memory stall on this device): the best
+// single pair of the learned iteration is chosen once, and the segment DP at
+// 3 ms is the one the 1 ms run made at L_min x 3.
+TEST(ToyPolicies, LatencyAwareSharesItsSinglePairAndSegmentPlansAcrossLatencies) {
+  Rig rig(3);
+  const RunResult alone_1ms = rig.run("latency-aware", {{"max_slowdown", "50"}}, true, 1000.0);
+  const RunResult alone_3ms = rig.run("latency-aware", {{"max_slowdown", "50"}}, true, 3000.0);
+  plan::PlanMemo memo;
+  memo.admit({&rig.dev, &rig.lat, &rig.pow, &rig.gov});
+  const plan::PlanMemo::Scope scope(&memo);
+  const RunResult at_1ms = rig.run("latency-aware", {{"max_slowdown", "50"}}, true, 1000.0);
+  const std::size_t hits_1ms = memo.hits(), misses_1ms = memo.misses();
+  // At 1 ms: the single pair, the segment DP at 1 ms and at 3 ms (10 ms is
+  // over a quarter of the 20 ms iteration), the per-kernel knapsack (asked
+  // again to be followed at each kernel's start: the one hit), the per-phase
+  // knapsack and a tightened knapsack (the rehearsal's overshoot).
+  EXPECT_EQ(misses_1ms, 6u);
+  EXPECT_EQ(hits_1ms, 1u);
+  const RunResult at_3ms = rig.run("latency-aware", {{"max_slowdown", "50"}}, true, 3000.0);
+  // At 3 ms only the tightened knapsack is new; the single pair, the segment
+  // DP at 3 ms, the per-kernel knapsack (twice) and the per-phase one are
+  // reused.
+  EXPECT_EQ(memo.misses() - misses_1ms, 1u);
+  EXPECT_EQ(memo.hits() - hits_1ms, 5u);
+  EXPECT_EQ(at_1ms.energy_j, alone_1ms.energy_j);
+  EXPECT_EQ(at_1ms.end_ns, alone_1ms.end_ns);
+  EXPECT_EQ(at_3ms.energy_j, alone_3ms.energy_j);
+  EXPECT_EQ(at_3ms.end_ns, alone_3ms.end_ns);
+  ASSERT_EQ(at_3ms.solver.size(), 1u);
+  EXPECT_EQ(at_3ms.solver[0].what, alone_3ms.solver[0].what);
+}
+
 }  // namespace
 }  // namespace dvfsim::testing
