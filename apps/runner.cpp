@@ -91,6 +91,7 @@ Prepared prepare(std::shared_ptr<const Workload> w, std::shared_ptr<const Loaded
   p.latency = make_latency_model(d);
   p.governor = make_governor(d, *p.power);
   p.costs = p.latency->prepare(*p.workload, p.capture->device, d);
+  p.shape = workload_shape(*p.workload);
   return p;
 }
 
@@ -103,6 +104,7 @@ RunResult replay_policy(const Prepared& p, const std::string& policy,
   EngineInputs in;
   set_prepared(in, p);
   in.warm_cache = p.warm.get();
+  in.shape = &p.shape;
   in.baseline = baseline;
   in.policy_name = info.name;
   RunResult r = replay(in, *pol, cfg);

@@ -94,6 +94,8 @@ struct Prepared {
   // The firmware warm-ups of replays of these inputs (shared by baseline,
   // policy and planner replays).
   std::shared_ptr<WarmFirmwareCache> warm = std::make_shared<WarmFirmwareCache>();
+  // workload_shape(*workload), for every replay of it (EngineInputs::shape).
+  WorkloadShape shape;
 };
 Prepared prepare(std::shared_ptr<const Workload> w, std::shared_ptr<const LoadedDevice> target,
                  const ModelOptions& options = {});

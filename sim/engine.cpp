@@ -33,6 +33,20 @@ TimelineConfig timeline_config(const Device& d, const EngineConfig& cfg, std::ui
   return t;
 }
 
+WorkloadShape workload_shape(const Workload& w) {
+  WorkloadShape s;
+  const std::size_t n = w.kernels.size();
+  s.ended_by.resize(n);
+  std::int64_t ended_by = std::numeric_limits<std::int64_t>::min();
+  for (std::size_t i = 0; i < n; ++i) {
+    const Kernel& a = w.kernels[i];
+    s.one_stream = s.one_stream && a.stream == w.kernels.front().stream;
+    ended_by = std::max(ended_by, a.traced_start_ns + a.work.duration_ns);
+    s.ended_by[i] = ended_by;
+  }
+  return s;
+}
+
 namespace {
 
 ContextInputs context_of(const EngineInputs& in, const EngineConfig& cfg) {
@@ -81,17 +95,16 @@ class Replay final : public TimelineContext<PolicyContext> {
     Stream& one = streams_.emplace_back();
     one.id = w_.kernels.front().stream;
     one.next = 0;
-    // One pass (large records): the streams, and on one the latest traced
-    // end so far, which its syncs (nearly all of it) or the warm-up need.
-    one.ended_by.resize(n);
-    std::int64_t ended_by = std::numeric_limits<std::int64_t>::min();
-    for (std::size_t i = 0; i < n; ++i) {
-      const Kernel& a = w_.kernels[i];
-      multi_stream_ = multi_stream_ || a.stream != one.id;
-      ended_by = std::max(ended_by, a.traced_start_ns + a.work.duration_ns);
-      one.ended_by[i] = ended_by;
-    }
-    if (warm) tl_.warm_firmware(*in_.costs, replayed_gaps(one.ended_by), in_.warm_cache);
+    // The streams, and on one the latest traced end so far, which its syncs
+    // (nearly all of it) or the warm-up need: the workload's, taken once for
+    // all its replays when the caller has it.
+    if (in_.shape && in_.shape->ended_by.size() != n)
+      throw std::logic_error("replay: the workload shape is another workload's");
+    if (!in_.shape) own_shape_ = workload_shape(w_);
+    const WorkloadShape& shape = in_.shape ? *in_.shape : own_shape_;
+    multi_stream_ = !shape.one_stream;
+    one_ended_by_ = &shape.ended_by;
+    if (warm) tl_.warm_firmware(*in_.costs, replayed_gaps(shape.ended_by), in_.warm_cache);
     // On one stream the rows are written in order as kernels end, once each
     // (not zeroed first); on several a kernel's row gets its requested
     // clocks when it starts.
@@ -422,12 +435,13 @@ class Replay final : public TimelineContext<PolicyContext> {
               ? static_cast<std::size_t>(
                     std::lower_bound(st.kernels.begin(), st.kernels.end(), s.waits_until_kernel) -
                     st.kernels.begin())
-              : std::min<std::size_t>(s.waits_until_kernel, st.ended_by.size());
-      const auto ended = std::upper_bound(
-          st.ended_by.begin(), st.ended_by.begin() + static_cast<std::ptrdiff_t>(launched),
-          s.traced_end_ns);
-      if (ended == st.ended_by.begin()) continue;
-      const auto at = static_cast<std::size_t>(ended - st.ended_by.begin()) - 1;
+              : std::min<std::size_t>(s.waits_until_kernel, one_ended_by_->size());
+      const std::vector<std::int64_t>& ended_by = multi_stream_ ? st.ended_by : *one_ended_by_;
+      const auto ended = std::upper_bound(ended_by.begin(),
+                                          ended_by.begin() + static_cast<std::ptrdiff_t>(launched),
+                                          s.traced_end_ns);
+      if (ended == ended_by.begin()) continue;
+      const auto at = static_cast<std::size_t>(ended - ended_by.begin()) - 1;
       fn(multi_stream_ ? st.kernels[at] : static_cast<std::uint32_t>(at));
     }
   }
@@ -457,8 +471,10 @@ class Replay final : public TimelineContext<PolicyContext> {
   struct Stream {
     std::int32_t id;
     std::vector<std::uint32_t> kernels;  // in launch order
-    std::vector<std::int64_t> ended_by;  // latest traced end among kernels[0..j]
-    std::size_t next;                    // its first kernel not yet started
+    // Latest traced end among kernels[0..j] (several streams; on one, the
+    // workload's: one_ended_by_).
+    std::vector<std::int64_t> ended_by;
+    std::size_t next;  // its first kernel not yet started
   };
 
   const EngineInputs& in_;
@@ -473,6 +489,8 @@ class Replay final : public TimelineContext<PolicyContext> {
   std::int32_t current_iteration_ = -1;
   double iteration_mark_j_ = 0.0;
   bool multi_stream_ = false;
+  WorkloadShape own_shape_;  // without the caller's (EngineInputs::shape)
+  const std::vector<std::int64_t>* one_ended_by_ = nullptr;  // WorkloadShape::ended_by
   Dependencies deps_;
   std::vector<Stream> streams_;
   std::vector<std::int64_t> ready_ns_;  // per launched kernel: when the host launched it

@@ -42,6 +42,16 @@ struct EngineConfig {
   bool warm_firmware = true;
 };
 
+// What a replay reads of the workload alone, the same for every replay of
+// it: whether its kernels are on one stream, and the latest traced end
+// among kernels 0..i (the host syncs' lookups and the firmware warm-up on one
+// stream read it). A function of the kernels' streams and traced times.
+struct WorkloadShape {
+  bool one_stream = true;
+  std::vector<std::int64_t> ended_by;  // per kernel, in launch order
+};
+WorkloadShape workload_shape(const Workload& w);
+
 struct EngineInputs {
   const Workload* workload = nullptr;
   const Device* device = nullptr;  // the simulated GPU
@@ -53,6 +63,9 @@ struct EngineInputs {
   // Optional: the firmware warm-ups of earlier replays of this workload,
   // costs, device and models (baseline, policy, a planner's replays).
   WarmFirmwareCache* warm_cache = nullptr;
+  // Optional: workload_shape(*workload), taken once for every replay of the
+  // workload (apps/runner.h Prepared); computed by the replay when null.
+  const WorkloadShape* shape = nullptr;
   std::string policy_name = "policy";  // names the policy in errors and results
 };
 

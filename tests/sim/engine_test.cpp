@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <stdexcept>
 
 #include "sim/error.h"
 #include "sim/rng.h"
@@ -212,6 +213,36 @@ TEST(Engine, HostSyncShiftsLaterLaunchesBySimulatedDelay) {
   EXPECT_EQ(r.kernels[0].duration_ns, 20'000'000);
   EXPECT_EQ(r.kernels[1].start_ns, 21'000'000);
   EXPECT_EQ(r.host_delay_ns, 10'000'000);
+}
+
+// The workload's shape, taken once for all its replays (apps/runner.h
+// Prepared), gives the replay a replay computing its own gives.
+TEST(Engine, TheWorkloadShapeTakenOnceGivesTheSameReplay) {
+  Workload w = toy_workload({10.0, 10.0}, {0.0, 11.0});
+  SyncPoint s;
+  s.host_begin_ns = 1'000'000;
+  s.traced_end_ns = 10'500'000;
+  s.waits_until_kernel = 1;
+  w.syncs.push_back(s);
+  ToyRig rig(std::move(w));
+  const WorkloadShape shape = workload_shape(rig.workload);
+  EXPECT_TRUE(shape.one_stream);
+  // Traced: kernel 0 over 0..10 ms, kernel 1 over 11..21 ms.
+  EXPECT_EQ(shape.ended_by, (std::vector<std::int64_t>{10'000'000, 21'000'000}));
+  ScriptedPolicy p;
+  p.on_begin = [](PolicyContext& c) { c.request(1000, 1000); };
+  const RunResult own = rig.run(p, no_cap());
+  rig.shape = &shape;
+  const RunResult given = rig.run(p, no_cap());
+  EXPECT_EQ(given.kernels[1].start_ns, 21'000'000);
+  EXPECT_EQ(given.kernels[1].start_ns, own.kernels[1].start_ns);
+  EXPECT_EQ(given.end_ns, own.end_ns);
+  EXPECT_EQ(given.energy_j, own.energy_j);
+  EXPECT_EQ(given.host_delay_ns, own.host_delay_ns);
+  // Another workload's shape is refused, not read past its end.
+  const WorkloadShape other = workload_shape(toy_workload({10.0}));
+  rig.shape = &other;
+  EXPECT_THROW(rig.run(p, no_cap()), std::logic_error);
 }
 
 TEST(Engine, FasterGpuShortensHostWaits) {

@@ -123,6 +123,7 @@ struct ToyRig {
   FixedCapGovernor governor{2000};
   Workload workload;
   std::vector<KernelCost> costs;
+  const WorkloadShape* shape = nullptr;  // EngineInputs::shape
 
   explicit ToyRig(Workload w) : workload(std::move(w)) {
     costs = latency.prepare(workload, device, device);
@@ -135,6 +136,7 @@ struct ToyRig {
     in.power = &power;
     in.governor = &governor;
     in.costs = &costs;
+    in.shape = shape;
     return replay(in, p, cfg);
   }
 };
