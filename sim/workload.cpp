@@ -72,7 +72,66 @@ double tensor_rate_cost(MathPipe pipe) {
   return 1.0;
 }
 
-double estimated_instructions(KernelClass cls, double flops, double dram_bytes, MathPipe pipe) {
+double elementwise_instructions_per_byte(std::string_view kernel_name) {
+  // Warp instructions (Nsight Compute sm__inst_executed) over the trace's
+  // annotated DRAM bytes, summed per family. Fitted on the shipped GPT-3-XL
+  // step (traces/data/gpt3xl_h200_train_b4_t2048.ncu.csv, its 711 elementwise
+  // kernels paired with the trace's second iteration) where the step has the
+  // family, else on the calibration microbenchmarks' own Nsight Compute counts
+  // (models/calibration/h200/instmix.csv, the rows dvfsim calibrate fits).
+  // Held out: the Nsight Compute steps of four class captures
+  // (validation/h200/classes/*.ncu_kernels.csv.gz; docs/validation.md,
+  // "Instruction estimates of elementwise kernels").
+  constexpr double kClassMix = 0.137;  // the step's whole elementwise class
+  std::string k(kernel_name);
+  for (char& c : k) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto has = [&](std::string_view n) { return k.find(n) != std::string::npos; };
+  const bool copy = has("copy_kernel");  // direct_copy_kernel_cuda, bfloat16_copy_kernel_cuda, ...
+  constexpr std::string_view kVectorised = "vectorized_elementwise_kernel<";
+  if (const auto at = k.find(kVectorised); at != std::string::npos) {
+    // Vector width V: 16 bytes of the narrowest operand, so V >= 8 for
+    // 16-bit (and 8-bit) elements, 4 for float.
+    int width = 0;
+    for (std::size_t i = at + kVectorised.size();
+         i < k.size() && std::isdigit(static_cast<unsigned char>(k[i])) != 0; ++i)
+      width = width * 10 + (k[i] - '0');
+    const bool narrow = width >= 8;
+    // The fp32-to-bf16 cast (bfloat16_copy_kernel_cuda, <8>): 0.0150 over 291
+    // kernels of the step.
+    if (copy) return 0.0150;
+    // Transcendental functors evaluate a polynomial or SFU sequence per element.
+    for (const std::string_view t :
+         {"gelu", "silu", "sigmoid", "tanh", "erf", "softplus", "mish", "sqrt", "exp_kernel",
+          "expm1", "log_kernel", "log1p", "log2", "log10"})
+      if (has(t))
+        // 16-bit: the step's GELU forward and backward (48 kernels), 0.233;
+        // float: instmix.csv ew_gelu_fp32, 2.380e8 instructions over the
+        // 2.147e9 bytes of 268M floats in and out, 0.111.
+        return narrow ? 0.233 : 0.111;
+    // Arithmetic, fills, comparisons: float <4> the step's 52 kernels (add,
+    // fill), 0.0131; 16-bit <8> none in the step: instmix.csv ew_axpy_bf16,
+    // 6.187e7 instructions over the 1.611e9 bytes of three 268M-element bf16
+    // tensors, 0.0384 (its float row, ew_axpy_fp32, reads 0.0111).
+    return narrow ? 0.0384 : 0.0131;
+  }
+  // Unrolled (no vector loads: a dtype-converting or misaligned operand): the
+  // step's 243 copies 0.2695, its 48 others (float add) 0.2313.
+  if (has("unrolled_elementwise_kernel<")) return copy ? 0.2695 : 0.2313;
+  // The generic strided kernel (broadcast or non-contiguous operands): an
+  // offset calculation per element, so a fixed cost per element. The step has
+  // one, a float add, 0.193; 16-bit operands take twice the elements per
+  // byte: assumption, 0.386 (held out: 0.37-0.61 in the prefill and BERT).
+  if (const auto at = k.find("elementwise_kernel<");
+      at != std::string::npos &&
+      (at == 0 || (std::isalpha(static_cast<unsigned char>(k[at - 1])) == 0 && k[at - 1] != '_')))
+    return has("bfloat16") || has("half") ? 0.386 : 0.193;
+  // torch.cat of aligned operands: the step's 24 kernels, 0.0473.
+  if (has("catarraybatchedcopy_vectorized")) return 0.0473;
+  return kClassMix;
+}
+
+double estimated_instructions(KernelClass cls, double flops, double dram_bytes, MathPipe pipe,
+                              std::string_view kernel_name) {
   // FP32 SIMT: one FFMA warp instruction does 32 lanes x 2 FLOPs, and a tiled
   // SIMT GEMM issues 0.13 other instructions per FFMA: an 8x16 thread tile
   // reads its 24 operands with 6 LDS.128 per 128 FFMAs (0.047), a 256x128x8
@@ -97,6 +156,7 @@ double estimated_instructions(KernelClass cls, double flops, double dram_bytes, 
     case KernelClass::attention:
       return 6.60e-4 * mma * flops;
     case KernelClass::elementwise:
+      return elementwise_instructions_per_byte(kernel_name) * dram_bytes;
     case KernelClass::communication:  // assumption: moves data like elementwise kernels
       return 0.137 * dram_bytes;
     case KernelClass::norm:

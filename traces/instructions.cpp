@@ -113,8 +113,15 @@ void annotate_instructions_from(Workload& w, const std::string& ncu_csv_path) {
 void annotate_instructions_from_text(Workload& w, std::optional<std::string_view> csv,
                                      const std::string& ncu_csv_path) {
   for (Kernel& k : w.kernels) {
-    k.work.instructions =
-        estimated_instructions(k.cls, k.work.flops, k.work.dram_bytes, math_pipe(k.cls, w.name(k)));
+    const std::string_view name = w.name(k);
+    // The per-family intensities of elementwise kernels are per byte of the
+    // shapes' traffic; the duration fallback's bytes (0.5 of the DRAM peak
+    // over the kernel) overstate the issue-bound families' (strided and
+    // unrolled kernels move 0.17-0.28 of the peak, Nsight Compute on the
+    // prefill and BERT steps), so fallback kernels keep the class mix.
+    const std::string_view family = k.work.source == WorkSource::shapes ? name : "";
+    k.work.instructions = estimated_instructions(k.cls, k.work.flops, k.work.dram_bytes,
+                                                 math_pipe(k.cls, name), family);
     k.work.instructions_source = InstructionSource::estimated;
   }
   w.capture.instructions_source = "estimated per class (no .ncu.csv sidecar)";
