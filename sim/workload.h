@@ -77,12 +77,12 @@ MathPipe math_pipe(KernelClass cls, std::string_view kernel_name);
 double tensor_rate_cost(MathPipe pipe);
 
 // Warp instructions per DRAM byte of an `elementwise` kernel, from the ATen
-// template and functor its name spells (docs/design.md, "Instruction
-// estimates"): vectorised (`vectorized_elementwise_kernel<V, ...>`: a cast or
-// copy, a transcendental functor, or plain arithmetic, at 16-bit elements for
-// V >= 8 and 32-bit below), unrolled (copy or other), the generic strided
-// `elementwise_kernel<...>` (16-bit or 32-bit), the vectorised concatenation;
-// 0.137, the class mix of the GPT-3-XL step, for a name that says none of them.
+// template and functor its name spells (docs/design.md, "Elementwise
+// instructions from the kernel name"): vectorised (`vectorized_elementwise_kernel<V, ...>`: a cast
+// or copy, a transcendental functor, or plain arithmetic, at 16-bit elements for V >= 8 and 32-bit
+// below), unrolled (copy or other), the generic strided `elementwise_kernel<...>` (16-bit or
+// 32-bit), the vectorised concatenation; 0.137, the class mix of the GPT-3-XL step, for a name that
+// says none of them.
 double elementwise_instructions_per_byte(std::string_view kernel_name);
 
 // `kernel_name` refines the elementwise class (elementwise_instructions_per_byte);

@@ -112,17 +112,26 @@ void annotate_instructions_from(Workload& w, const std::string& ncu_csv_path) {
 
 void annotate_instructions_from_text(Workload& w, std::optional<std::string_view> csv,
                                      const std::string& ncu_csv_path) {
+  // Elementwise kernels whose work comes from shapes take their family's
+  // intensity from the name (elementwise_instructions_per_byte, computed once
+  // per distinct name: it reads the whole name); those intensities are per
+  // byte of the shapes' traffic. The duration fallback's bytes are a class
+  // median (0.5 of the DRAM peak over the kernel), not the kernel's: the
+  // families move 0.24-0.55 of the peak with L2 flushed (Nsight Compute,
+  // prefill and BERT steps), the 16-bit strided ones 0.24-0.28. Fallback
+  // kernels keep the class intensity, the pairing the fallback was measured
+  // with (docs/validation.md, "Instruction estimates of elementwise kernels").
+  std::vector<double> per_byte(w.names.size(), -1.0);
   for (Kernel& k : w.kernels) {
-    const std::string_view name = w.name(k);
-    // The per-family intensities of elementwise kernels are per byte of the
-    // shapes' traffic; the duration fallback's bytes (0.5 of the DRAM peak
-    // over the kernel) overstate the issue-bound families' (strided and
-    // unrolled kernels move 0.17-0.28 of the peak, Nsight Compute on the
-    // prefill and BERT steps), so fallback kernels keep the class mix.
-    const std::string_view family = k.work.source == WorkSource::shapes ? name : "";
-    k.work.instructions = estimated_instructions(k.cls, k.work.flops, k.work.dram_bytes,
-                                                 math_pipe(k.cls, name), family);
     k.work.instructions_source = InstructionSource::estimated;
+    if (k.cls == KernelClass::elementwise && k.work.source == WorkSource::shapes) {
+      double& r = per_byte[k.name_id];
+      if (r < 0) r = elementwise_instructions_per_byte(w.name(k));
+      k.work.instructions = r * k.work.dram_bytes;  // estimated_instructions(..., name)
+      continue;
+    }
+    k.work.instructions =
+        estimated_instructions(k.cls, k.work.flops, k.work.dram_bytes, math_pipe(k.cls, w.name(k)));
   }
   w.capture.instructions_source = "estimated per class (no .ncu.csv sidecar)";
   if (!csv) return;

@@ -125,6 +125,30 @@ Workload toy() {
   return w;
 }
 
+TEST(InstructionEstimate, ElementwiseFamiliesForShapedWorkOnly) {
+  // Two 256 MB fp32 mul_ kernels (2 x 256e6 bytes each): with work from
+  // shapes the vectorised-float intensity, 0.0131 x 512e6 = 6.7072e6; with
+  // work from the duration fallback the class mix, 0.137 x 512e6 = 7.0144e7.
+  Workload w;
+  w.intern("");
+  const auto mul = w.intern(
+      "void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<float, float, "
+      "float, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 2ul> >");
+  w.iteration_begin.push_back(0);
+  for (const WorkSource src : {WorkSource::shapes, WorkSource::fallback}) {
+    Kernel k;
+    k.name_id = mul;
+    k.cls = KernelClass::elementwise;
+    k.work.source = src;
+    k.work.dram_bytes = 512e6;
+    w.kernels.push_back(k);
+  }
+  annotate_instructions_from_text(w, std::nullopt, "");
+  EXPECT_DOUBLE_EQ(w.kernels[0].work.instructions, 0.0131 * 512e6);
+  EXPECT_DOUBLE_EQ(w.kernels[1].work.instructions, 0.137 * 512e6);
+  EXPECT_EQ(w.kernels[0].work.instructions_source, InstructionSource::estimated);
+}
+
 TEST(InstructionSidecar, MatchesByNameGridBlockAndRegistersInOrder) {
   test::TempDir dir;
   // B's row comes first: rows are taken per key, so launch order may differ.
