@@ -67,11 +67,19 @@ class Args {
       if (tensor(i)) n = std::max(n, numel(*tensor(i)));
     return n;
   }
+  // The result's element size: the widest input that has a dimension. A
+  // 0-dim tensor (a Python number PyTorch wraps, recorded as "double" with
+  // dims []) does not widen it (`x * 0.5` on bf16 stays bf16); only when
+  // every input is 0-dim does it count.
   int max_elt() const {
-    int e = 0;
-    for (std::size_t i = 0; i < size(); ++i)
-      if (tensor(i)) e = std::max(e, elt(i));
-    return e;
+    int dimensioned = 0, zero_dim = 0;
+    for (std::size_t i = 0; i < size(); ++i) {
+      const Shape* t = tensor(i);
+      if (!t) continue;
+      int& widest = t->empty() ? zero_dim : dimensioned;
+      widest = std::max(widest, elt(i));
+    }
+    return dimensioned > 0 ? dimensioned : zero_dim;
   }
 
  private:

@@ -117,6 +117,24 @@ TEST(EstimateOpWork, ElementwiseCopyAndReduction) {
   EXPECT_DOUBLE_EQ(ln->dram_bytes, 2.0 * 4 * 2048 * 4 + 2 * 2048 * 4);
 }
 
+TEST(EstimateOpWork, AWrappedNumberDoesNotWidenTheResult) {
+  // `x * 0.5` records the number as a 0-dim "double" tensor: a bf16 x of
+  // 1024 elements is read (2 KB), the number (8 bytes), and a bf16 result
+  // written (2 KB), not a double one (HF GPT-2's GELU read 1.5-2.5x ncu's
+  // bytes before).
+  const auto mul = estimate_op_work({"aten::mul", {tensor({1024}), tensor({}, "double")}});
+  ASSERT_TRUE(mul);
+  EXPECT_DOUBLE_EQ(mul->dram_bytes, 1024.0 * 2 + 8 + 1024.0 * 2);
+  // Two dimensioned inputs of different widths: the wider one's result.
+  const auto mixed = estimate_op_work({"aten::mul", {tensor({1024}), tensor({1024}, "float")}});
+  ASSERT_TRUE(mixed);
+  EXPECT_DOUBLE_EQ(mixed->dram_bytes, 1024.0 * (2 + 4) + 1024.0 * 4);
+  // Only 0-dim inputs: their width.
+  const auto scalars = estimate_op_work({"aten::mul", {tensor({}, "float"), tensor({}, "double")}});
+  ASSERT_TRUE(scalars);
+  EXPECT_DOUBLE_EQ(scalars->dram_bytes, 4.0 + 8 + 8);
+}
+
 TEST(EstimateOpWork, TrainingBatchNormPassesOverItsInputTwice) {
   // x: 8 x 4 x 2 x 2 bf16 = 256 B; four float[4] parameters = 64 B.
   auto bn = [](const char* name, const char* training) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compare dvfsim's work annotation with Nsight Compute, kernel by kernel.
 
-  ncu_compare.py TRACE.native NCU_KERNELS.csv.gz [--iteration I] [--worst N]
+  ncu_compare.py TRACE.native NCU_KERNELS.csv.gz [--iteration I] [--worst N] [--prefix]
 
 TRACE.native: `dvfsim trace convert` of the capture (its kernels carry the
 annotated flops and dram_bytes); NCU_KERNELS: ncu_reduce.py's output for one
@@ -79,6 +79,8 @@ def main():
     ap.add_argument("--worst", type=int, default=8)
     ap.add_argument("--band", type=float, default=0.30)
     ap.add_argument("--reference", choices=("auto", "dram", "compulsory"), default="auto")
+    ap.add_argument("--prefix", action="store_true",
+                    help="ncu stopped early (a timeout): pair its rows with the first kernels only")
     a = ap.parse_args()
     ks = [k for k in read_native(a.native)
           if k["iteration"] == a.iteration and k["cls"] not in ("memset", "memcpy")]
@@ -89,6 +91,9 @@ def main():
     if ref == "compulsory" and not has_l2w:
         sys.exit(f"{a.ncu}: no l2_write_bytes column (a run without "
                  "lts__t_sectors_srcunit_tex_op_write.sum); use --reference dram")
+    if a.prefix and len(rows) < len(ks):
+        print(f"prefix: the first {len(rows)} of {len(ks)} SM kernels of iteration {a.iteration}")
+        ks = ks[: len(rows)]
     if len(ks) != len(rows):
         sys.exit(f"{a.native}: {len(ks)} SM kernels in iteration {a.iteration}, {a.ncu}: {len(rows)} rows")
     tot = defaultdict(float)
