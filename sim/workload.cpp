@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/error.h"
@@ -212,23 +213,25 @@ void Workload::validate() const {
     const auto ut = static_cast<std::uint64_t>(t), um = static_cast<std::uint64_t>(median);
     return (t > median ? ut - um : um - ut) <= static_cast<std::uint64_t>(kMaxTraceSpanNs);
   };
-  auto check_stamp = [&](std::int64_t t, const std::string& what) {
+  // "<item> <i>: <stamp> T ns ...", formatted only when it fails.
+  auto check_stamp = [&](std::int64_t t, std::string_view item, std::size_t i,
+                         std::string_view stamp) {
     if (!near(t))
-      fail(fmt::format("{} {} ns lies more than 1 h from the median GPU start {} ns", what, t,
-                       median));
+      fail(fmt::format("{} {}: {} {} ns lies more than 1 h from the median GPU start {} ns", item,
+                       i, stamp, t, median));
   };
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     const Kernel& k = kernels[i];
-    check_stamp(k.host_launch_ns, fmt::format("kernel {}: host launch", i));
-    check_stamp(k.traced_start_ns, fmt::format("kernel {}: GPU start", i));
+    check_stamp(k.host_launch_ns, "kernel", i, "host launch");
+    check_stamp(k.traced_start_ns, "kernel", i, "GPU start");
     if (k.work.duration_ns > kMaxTraceSpanNs) fail(fmt::format("kernel {}: longer than 1 h", i));
     if (!std::isfinite(k.work.flops) || !std::isfinite(k.work.dram_bytes) ||
         !std::isfinite(k.work.instructions) || k.work.instructions < 0)
       fail(fmt::format("kernel {}: FLOPs, bytes or instructions not a finite number >= 0", i));
   }
   for (std::size_t i = 0; i < syncs.size(); ++i) {
-    check_stamp(syncs[i].host_begin_ns, fmt::format("sync {}: host begin", i));
-    check_stamp(syncs[i].traced_end_ns, fmt::format("sync {}: end", i));
+    check_stamp(syncs[i].host_begin_ns, "sync", i, "host begin");
+    check_stamp(syncs[i].traced_end_ns, "sync", i, "end");
   }
   if (capture.core_mhz < 0 || capture.core_mhz > 100000 || capture.memory_mhz < 0 ||
       capture.memory_mhz > 100000)
