@@ -221,8 +221,9 @@ class LatencyAware final : public plan::LearnThenFollow {
       bool have = false;
       double best_s = 0;
       for (const Clocks& c : plan::make_grid(d).pairs) {
-        const plan::Emulation em =
-            plan::emulate(gpu, items, std::vector<Clocks>(items.size(), c), st);
+        const plan::Emulation em = plan::emulate(
+            gpu, items, std::vector<Clocks>(items.size(), c), st,
+            objective_.time_bounded() ? budget_ns : std::numeric_limits<double>::infinity());
         if (objective_.time_bounded() && em.time_ns > budget_ns) continue;
         const double s = objective_.score(em.energy_j, em.time_ns);
         if (!have || s < best_s) {

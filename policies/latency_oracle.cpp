@@ -281,7 +281,7 @@ class LatencyOracle final : public Policy {
         plan::EmulationStart st;
         st.warm_pair = c;
         const plan::Emulation em =
-            plan::emulate(whole.gpu, whole.kernels, std::vector<Clocks>(n, c), st);
+            plan::emulate(whole.gpu, whole.kernels, std::vector<Clocks>(n, c), st, budget);
         if (em.time_ns > budget) continue;
         const double s = objective_.score(em.energy_j, em.time_ns);
         if (best_s == kNone || s < best_s) {

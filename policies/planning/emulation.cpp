@@ -9,7 +9,8 @@ GpuModel gpu_model(const PolicyContext& ctx) {
 }
 
 Emulation emulate(const GpuModel& m, const std::vector<ItemSpec>& kernels,
-                  const std::vector<Clocks>& pairs, const EmulationStart& start) {
+                  const std::vector<Clocks>& pairs, const EmulationStart& start,
+                  double give_up_after_ns) {
   Emulation em;
   const std::size_t n = kernels.size();
   em.cap_mhz.resize(n);
@@ -54,16 +55,15 @@ Emulation emulate(const GpuModel& m, const std::vector<ItemSpec>& kernels,
     if (tl.stalled()) tl.advance(tl.stall_end_ns(), &done);
     em.cap_mhz[i] = tl.cap_mhz();
     const std::int64_t begin = tl.now();
-    tl.begin_kernel(kernels[i].cost, kernels[i].time_scale, static_cast<std::int32_t>(i));
-    while (!tl.advance(GpuTimeline::kNever, &done)) {
-    }
+    tl.run_alone(kernels[i].cost, kernels[i].time_scale, static_cast<std::int32_t>(i), &done);
     em.time_of_step[i] = static_cast<double>(tl.now() - begin);
+    if (static_cast<double>(tl.now()) > give_up_after_ns) break;  // time only grows
     if (i + 1 < n) {
       // The host wait the kernel did not absorb, then its fixed gap.
-      const std::int64_t ready =
-          begin + static_cast<std::int64_t>(std::llround(kernels[i].floor_ns));
+      // (round_ns: std::llround without the libm call.)
+      const std::int64_t ready = begin + timeline_detail::round_ns(kernels[i].floor_ns);
       if (ready > tl.now()) tl.advance(ready, &done);
-      tl.advance(tl.now() + static_cast<std::int64_t>(std::llround(kernels[i].gap_ns)), &done);
+      tl.advance(tl.now() + timeline_detail::round_ns(kernels[i].gap_ns), &done);
     }
   }
   em.time_ns = static_cast<double>(tl.now());

@@ -3,6 +3,7 @@
 // (sim/gpu_timeline.h), to predict the firmware cap each kernel meets and
 // the plan's time and energy.
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "policies/planning/tables.h"
@@ -42,8 +43,12 @@ struct EmulationStart {
 inline double idle_after_ns(const ItemSpec& it, double kernel_ns) {
   return it.gap_ns + (it.floor_ns > kernel_ns ? it.floor_ns - kernel_ns : 0.0);
 }
+// `give_up_after_ns`: the emulation stops after the first kernel that ends
+// later (time_ns is then its end, above the limit; the rest of the result is
+// partial): for a caller that discards a plan whose time exceeds a budget.
 Emulation emulate(const GpuModel& m, const std::vector<ItemSpec>& kernels,
-                  const std::vector<Clocks>& pairs, const EmulationStart& start);
+                  const std::vector<Clocks>& pairs, const EmulationStart& start,
+                  double give_up_after_ns = std::numeric_limits<double>::infinity());
 // The simulated GPU a policy runs on (its models and firmware), for emulate().
 GpuModel gpu_model(const PolicyContext& ctx);
 
