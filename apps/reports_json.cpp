@@ -113,6 +113,7 @@ std::string validation_json(const std::string& trace, const std::string& measure
   j.field("corrected", r.corrected);
   prediction(j, "predicted", r.predicted);
   prediction(j, "raw", r.raw);
+  if (r.paired) prediction(j, "paired", *r.paired);
   j.field("tolerance_pct", tolerance_pct);
   j.field("pass", std::abs(r.predicted.energy_error_pct) <= tolerance_pct);
   j.end_object();

@@ -146,6 +146,11 @@ ValidationReport validate_trace(const std::string& trace, const std::string& mea
   off.enabled = false;
   r.raw = predict(trace, device, off, r.measured);
   r.predicted = r.corrected ? predict(trace, device, host, r.measured) : r.raw;
+  if (r.measured.paired_host_factor > 0 && detect_trace_format(trace) == TraceFormat::kineto) {
+    HostOverhead own;
+    own.factor = std::max(1.0, r.measured.paired_host_factor);
+    r.paired = predict(trace, device, own, r.measured);
+  }
   return r;
 }
 
@@ -176,6 +181,12 @@ void print_validation(std::ostream& out, const ValidationReport& r, double toler
         "this capture's own pairing: profiled host time {:.2f} x the unprofiled (for what-if "
         "runs of it: --set host_overhead={:.2f}; not a held-out check of the time)\n",
         r.measured.paired_host_factor, std::max(1.0, r.measured.paired_host_factor));
+  if (r.paired)
+    out << fmt::format(
+        "with that factor: time {:.2f} ms ({:+.2f}%), energy {:.2f} J ({:+.2f}%), power {:.1f} W "
+        "({:+.2f}%): the GPU and power models' error once the host is right\n",
+        r.paired->time_s * 1e3, r.paired->time_error_pct, r.paired->energy_j,
+        r.paired->energy_error_pct, r.paired->power_w, r.paired->power_error_pct);
   out << fmt::format("tolerance {:.1f} % on energy: {}\n", tolerance_pct,
                      std::abs(p.energy_error_pct) <= tolerance_pct ? "PASS" : "FAIL");
 }

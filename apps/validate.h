@@ -2,6 +2,7 @@
 // `dvfsim hw validate`: the prediction for a trace under `native` against what
 // was measured on the real GPU.
 #include <iosfwd>
+#include <optional>
 #include <string>
 
 #include "traces/host_overhead.h"
@@ -38,6 +39,13 @@ struct ValidationReport {
   Prediction raw;        // the traced host timeline as traced
   HostOverhead host;
   bool corrected = false;  // the correction applied (a Kineto trace, not `off`)
+  // A Kineto trace whose measurement holds capture.py's paired host times:
+  // the prediction with the host divided by that capture's own factor
+  // (at least 1). Its time is not a held-out check (the factor is read from
+  // the measured host), but its energy and power are the GPU and power
+  // models' error once the host is right (docs/validation.md, "Profiler host
+  // overhead").
+  std::optional<Prediction> paired;
 };
 
 ValidationReport validate_trace(const std::string& trace, const std::string& measured,

@@ -13,7 +13,7 @@
 namespace dvfsim {
 
 std::string HostOverhead::spec() const {
-  return enabled ? fmt::format("{:g}", factor) : std::string("off");
+  return enabled ? fmt::format("{}", factor) : std::string("off");
 }
 
 HostOverhead parse_host_overhead(std::string_view value) {

@@ -199,6 +199,23 @@ TEST(EndToEnd, ValidatePrintsTheCapturesOwnHostPairing) {
   const auto j = run_dvfsim(base + " --json");
   EXPECT_NE(j.output.find("\"paired_host_factor\": 2.19999"), std::string::npos)
       << j.output;  // 0.11 / 0.05
+  // The prediction with that factor, beside the default's: with a pairing of
+  // 1.00 it is the raw one (the host as traced), with 2.06 the default's.
+  auto paired_is = [&](const char* prof, const char* other) {
+    std::ofstream(m) << R"({"time_per_step_s": 0.15453, "energy_per_step_j": 107.36,)"
+                     << R"( "host_step_s_mean": 0.5, "profile": {"host_step_s": )" << prof << "}}";
+    const auto out = run_dvfsim(base + " --json");
+    simdjson::dom::parser parser;
+    const simdjson::dom::element doc = parser.parse(out.output);
+    for (const char* k : {"time_per_iteration_s", "energy_per_iteration_j"})
+      EXPECT_DOUBLE_EQ(double(doc["paired"][k]), double(doc[other][k])) << prof << " " << k;
+    EXPECT_NE(
+        double(doc["paired"]["time_per_iteration_s"]),
+        double(
+            doc[std::string_view(other) == "raw" ? "predicted" : "raw"]["time_per_iteration_s"]));
+  };
+  paired_is("[0.5, 0.5]", "raw");
+  paired_is("[1.03, 1.03]", "predicted");  // 1.03 / 0.5: 2.06 exactly
   // A profiled step that is no number is refused, naming the field.
   std::ofstream(m) << R"({"time_per_step_s": 0.15453, "energy_per_step_j": 107.36,)"
                    << R"( "host_step_s_mean": 0.05, "profile": {"host_step_s": [0.1, "x"]}})";
