@@ -331,38 +331,70 @@ Solution solve_budget(const Tables& tb, const Hulls& h, double budget) {
   double left = budget;
   for (std::size_t i = 0; i < tb.items; ++i) left -= tb.count[i] * h.t[picks[i]];
 
-  // Greedy fill along hull edges, most joules saved per ns first.
+  // Greedy fill along hull edges, most joules saved per ns first (ties: by
+  // item, then vertex).
   struct Edge {
     double rate;
     std::uint32_t item, vertex;
   };
+  auto first = [](const Edge& a, const Edge& b) {
+    if (a.rate != b.rate) return a.rate > b.rate;
+    if (a.item != b.item) return a.item < b.item;
+    return a.vertex < b.vertex;
+  };
   // An edge longer than the budget left now is never taken (what is left only
   // shrinks), nor is any edge after it on its item's hull (the item never
-  // reaches it): they are left out before sorting.
+  // reaches it): they are left out. Each item's edges are in order already
+  // (along a hull the rate falls; sorted where rounding says otherwise), so
+  // the edges in order are a merge of the items' runs: a heap of each item's
+  // next edge instead of sorting them all.
   std::vector<Edge> edges;
-  for (std::size_t i = 0; i < tb.items; ++i)
+  struct Head {
+    std::uint32_t at, end;  // an item's next edge and the end of its run in `edges`
+  };
+  std::vector<Head> heads;  // a heap: the next edge of every item that has one
+  for (std::size_t i = 0; i < tb.items; ++i) {
+    const auto b = static_cast<std::uint32_t>(edges.size());
     for (auto j = picks[i]; j + 1 < h.begin[i + 1]; ++j) {
       if (h.t[j + 1] - h.t[j] > left) break;
       edges.push_back(
           {-(h.e[j + 1] - h.e[j]) / (h.t[j + 1] - h.t[j]), static_cast<std::uint32_t>(i), j});
     }
-  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) {
-    if (a.rate != b.rate) return a.rate > b.rate;
-    if (a.item != b.item) return a.item < b.item;
-    return a.vertex < b.vertex;
-  });
-  for (const Edge& ed : edges) {
+    if (edges.size() == b) continue;
+    if (!std::is_sorted(edges.begin() + b, edges.end(), first))
+      std::sort(edges.begin() + b, edges.end(), first);
+    heads.push_back({b, static_cast<std::uint32_t>(edges.size())});
+  }
+  auto later = [&](const Head& a, const Head& b) { return first(edges[b.at], edges[a.at]); };
+  std::make_heap(heads.begin(), heads.end(), later);
+  while (!heads.empty()) {
+    std::pop_heap(heads.begin(), heads.end(), later);
+    Head& hd = heads.back();
+    const Edge& ed = edges[hd.at];
     auto& v = st[ed.item];
-    if (v.back().vertex != ed.vertex) continue;
-    const double dt = h.t[ed.vertex + 1] - h.t[ed.vertex];
-    if (dt > left) continue;
-    const auto k =
-        static_cast<std::uint32_t>(std::min<double>(v.back().count, std::floor(left / dt)));
-    if (k == 0) continue;
-    left -= k * dt;
-    v.back().count -= k;
-    if (v.back().count == 0) v.pop_back();
-    v.push_back({ed.vertex + 1, k});
+    bool go_on = true;  // whether the item's later edges may still be taken
+    if (v.back().vertex == ed.vertex) {
+      const double dt = h.t[ed.vertex + 1] - h.t[ed.vertex];
+      const auto k =
+          dt > left
+              ? 0u
+              : static_cast<std::uint32_t>(std::min<double>(v.back().count, std::floor(left / dt)));
+      if (k == 0) {
+        // The item stays at this vertex, which no later edge of it starts
+        // from (each vertex starts one edge): none of them is taken.
+        go_on = false;
+      } else {
+        left -= k * dt;
+        v.back().count -= k;
+        if (v.back().count == 0) v.pop_back();
+        v.push_back({ed.vertex + 1, k});
+      }
+    }
+    if (go_on && ++hd.at < hd.end) {
+      std::push_heap(heads.begin(), heads.end(), later);
+    } else {
+      heads.pop_back();
+    }
   }
   best = finish(tb, h, st);
   // One pass over every allowed pair with what is left (the allowed pairs lie
