@@ -244,16 +244,16 @@ void write_kernels_csv(OutputSink& out, const Simulation& sim) {
     const KernelResult& kr = r.kernels[i];
     const double p =
         kr.duration_ns > 0 ? kr.energy_j / (static_cast<double>(kr.duration_ns) * 1e-9) : 0.0;
-    fmt::format_to(out.it(), FMT_COMPILE("{},{},{},{},"), i, k.iteration, k.name_id, k.op_id);
-    if (k.correlation >= 0) fmt::format_to(out.it(), FMT_COMPILE("{}"), k.correlation);
-    fmt::format_to(
-        out.it(), FMT_COMPILE(",{},{},{},{},{},{},{},{},{},{},{},{:.1f},{:.1f},{:.3f},{:.9g},"),
-        to_string(k.cls), to_string(k.phase), k.stream, k.traced_start_ns, kr.start_ns,
-        kr.duration_ns, k.work.flops, k.work.dram_bytes, to_string(k.work.source),
-        kr.requested_core_mhz, kr.requested_memory_mhz, kr.core_mhz, kr.memory_mhz, p, kr.energy_j);
+    out.format(FMT_COMPILE("{},{},{},{},"), i, k.iteration, k.name_id, k.op_id);
+    if (k.correlation >= 0) out.format(FMT_COMPILE("{}"), k.correlation);
+    out.format(FMT_COMPILE(",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},"), to_string(k.cls),
+               to_string(k.phase), k.stream, k.traced_start_ns, kr.start_ns, kr.duration_ns,
+               k.work.flops, k.work.dram_bytes, to_string(k.work.source), kr.requested_core_mhz,
+               kr.requested_memory_mhz, Fixed{kr.core_mhz, 1}, Fixed{kr.memory_mhz, 1}, Fixed{p, 3},
+               Significant{kr.energy_j, 9});
     if (sim.has_baseline)
-      fmt::format_to(out.it(), FMT_COMPILE("{},{:.9g}\n"), sim.baseline.kernels[i].duration_ns,
-                     sim.baseline.kernels[i].energy_j);
+      out.format(FMT_COMPILE("{},{}\n"), sim.baseline.kernels[i].duration_ns,
+                 Significant{sim.baseline.kernels[i].energy_j, 9});
     else
       out.write(",\n");
   });
@@ -281,9 +281,9 @@ void write_timeline_csv(OutputSink& out, const Simulation& sim) {
               const Segment& s = sim.result.segments[i];
               const char* state =
                   s.kernel >= 0 ? "kernel" : (s.kernel == Segment::kStall ? "stall" : "idle");
-              fmt::format_to(out.it(), FMT_COMPILE("{},{},{},{},{:.3f},{},"), s.start_ns,
-                             s.duration_ns, s.core_mhz, s.memory_mhz, s.power_w, state);
-              if (s.kernel >= 0) fmt::format_to(out.it(), FMT_COMPILE("{}"), s.kernel);
+              out.format(FMT_COMPILE("{},{},{},{},{},{},"), s.start_ns, s.duration_ns, s.core_mhz,
+                         s.memory_mhz, Fixed{s.power_w, 3}, state);
+              if (s.kernel >= 0) out.format(FMT_COMPILE("{}"), s.kernel);
               out.put('\n');
             });
 }
@@ -314,40 +314,45 @@ namespace {
 // Integer nanoseconds as microseconds with exactly three decimals: the trace
 // viewers' unit, without the rounding of a double (6424.998, not
 // 6424.9980000000005), so back-to-back kernels touch and never overlap.
-// The magnitude's whole microseconds and the nanoseconds after them (the sign
-// apart), for formatting without a temporary string.
-std::pair<std::uint64_t, std::uint64_t> us_parts(std::int64_t ns) {
-  const auto a = ns < 0 ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
-  return {a / 1000, a % 1000};
-}
+struct Microseconds {
+  static constexpr std::size_t kMaxChars = 24;  // "-", 17 digits, ".", 3 digits
+  std::int64_t ns;
+  char* write(char* to) const {
+    const auto a = ns < 0 ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
+    return fmt::format_to(to, FMT_COMPILE("{}{}.{:03}"), ns < 0 ? "-" : "", a / 1000, a % 1000);
+  }
+};
 std::string us_text(std::int64_t ns) {
-  const auto [whole, frac] = us_parts(ns);
-  return fmt::format(FMT_COMPILE("{}{}.{:03}"), ns < 0 ? "-" : "", whole, frac);
+  char text[Microseconds::kMaxChars];
+  return std::string(text, Microseconds{ns}.write(text));
 }
 
-// `v` with `decimals` (at most 9) fixed decimals, rounded as llround(v * 10^decimals)
-// (for a viewer's file: the last digit of a tie may differ from printf's).
-void put_fixed(OutputSink& out, double v, int decimals) {
-  constexpr std::uint64_t kScale[] = {1,       10,        100,        1'000,       10'000,
-                                      100'000, 1'000'000, 10'000'000, 100'000'000, 1'000'000'000};
-  const std::uint64_t scale = kScale[decimals];
-  const double scaled = std::abs(v) * static_cast<double>(scale);
-  if (!(scaled < 9e15)) {  // huge or not finite: fmt's own
-    fmt::format_to(out.it(), "{:.{}f}", v, decimals);
-    return;
+// `value` with `decimals` (at most 9) fixed decimals, rounded as
+// llround(value * 10^decimals) (for a viewer's file: the last digit of a tie
+// may differ from printf's).
+struct RoundedFixed {
+  static constexpr std::size_t kMaxChars = kMaxNumberChars;
+  double value;
+  int decimals;
+  char* write(char* to) const {
+    constexpr std::uint64_t kScale[] = {1,       10,        100,        1'000,       10'000,
+                                        100'000, 1'000'000, 10'000'000, 100'000'000, 1'000'000'000};
+    const std::uint64_t scale = kScale[decimals];
+    const double scaled = std::abs(value) * static_cast<double>(scale);
+    if (!(scaled < 9e15))  // huge or not finite: fmt's own
+      return fmt::format_to(to, "{:.{}f}", value, decimals);
+    const auto n = static_cast<std::uint64_t>(std::llround(scaled));
+    to = fmt::format_to(to, FMT_COMPILE("{}{}"), value < 0 && n > 0 ? "-" : "", n / scale);
+    if (decimals == 0) return to;
+    *to = '.';
+    std::uint64_t f = n % scale;
+    for (int i = decimals; i > 0; --i) {
+      to[i] = static_cast<char>('0' + f % 10);
+      f /= 10;
+    }
+    return to + decimals + 1;
   }
-  const auto n = static_cast<std::uint64_t>(std::llround(scaled));
-  fmt::format_to(out.it(), FMT_COMPILE("{}{}"), v < 0 && n > 0 ? "-" : "", n / scale);
-  if (decimals == 0) return;
-  char digits[10];
-  digits[0] = '.';
-  std::uint64_t f = n % scale;
-  for (int i = decimals; i > 0; --i) {
-    digits[i] = static_cast<char>('0' + f % 10);
-    f /= 10;
-  }
-  out.write(std::string_view(digits, static_cast<std::size_t>(decimals) + 1));
-}
+};
 
 // The name a trace viewer shows for a kernel: a demangled C++ signature
 // ("void at::native::foo<4, bar<float> >(int, ...)") shortened to its
@@ -406,19 +411,15 @@ class TraceEvents {
     out_.row_done();
   }
   void add(const std::string& body) { addf("{}", body); }
-  // The same in two steps, for a compiled format: begin() opens the event
-  // and returns where to format its members; end() closes it.
-  fmt::appender begin() {
-    if (!first_) out_.write(",\n");
+  // The same for a compiled format (OutputSink::format).
+  template <class S, class... A>
+  void event(const S& body, const A&... args) {
+    out_.write(first_ ? "{" : ",\n{");
     first_ = false;
-    out_.put('{');
-    return out_.it();
-  }
-  void end() {
+    out_.format(body, args...);
     out_.put('}');
     out_.row_done();
   }
-  OutputSink& sink() { return out_; }
   void name_process(int pid, const std::string& name, int sort) {
     addf(R"("ph":"M","name":"process_name","pid":{},"args":{{"name":{}}})", pid, json_quote(name));
     addf(R"("ph":"M","name":"process_sort_index","pid":{},"args":{{"sort_index":{}}})", pid, sort);
@@ -525,36 +526,23 @@ void trace_run(TraceEvents& ev, int pid, const std::string& process, const Workl
     const KernelResult& kr = r.kernels[i];
     const double p =
         kr.duration_ns > 0 ? kr.energy_j / (static_cast<double>(kr.duration_ns) * 1e-9) : 0.0;
-    const auto [start_int, start_frac] = us_parts(kr.start_ns);
-    const auto [dur_int, dur_frac] = us_parts(kr.duration_ns);
-    fmt::format_to(
-        ev.begin(),
-        FMT_COMPILE(R"("ph":"X","name":{},"cat":"{}","pid":{},"tid":{},"ts":{}{}.{:03},)"
-                    R"("dur":{}{}.{:03},"args":{{"kernel_index":{},"name_id":{},"power_w":)"),
-        labels[k.name_id], to_string(k.cls), pid, k.stream, kr.start_ns < 0 ? "-" : "", start_int,
-        start_frac, kr.duration_ns < 0 ? "-" : "", dur_int, dur_frac, i, k.name_id);
-    put_fixed(ev.sink(), p, 3);
-    ev.sink().write(",\"energy_j\":");
-    put_fixed(ev.sink(), kr.energy_j, 9);
-    ev.sink().put('}');
-    ev.end();
+    ev.event(FMT_COMPILE(R"("ph":"X","name":{},"cat":"{}","pid":{},"tid":{},"ts":{},"dur":{},)"
+                         R"("args":{{"kernel_index":{},"name_id":{},"power_w":{},"energy_j":{}}})"),
+             labels[k.name_id], to_string(k.cls), pid, k.stream, Microseconds{kr.start_ns},
+             Microseconds{kr.duration_ns}, i, k.name_id, RoundedFixed{p, 3},
+             RoundedFixed{kr.energy_j, 9});
   }
   // Counter tracks, one sample where a value changes.
   // (Compiled formats and integer arithmetic: a 100x trace writes millions.)
   auto counter = [&](std::string_view name, std::string_view unit, auto value,
                      std::int64_t start_ns) {
-    const auto [whole, frac] = us_parts(start_ns);
-    fmt::format_to(ev.begin(),
-                   FMT_COMPILE(R"("ph":"C","name":"{}","pid":{},"ts":{}{}.{:03},)"
-                               R"("args":{{"{}":)"),
-                   name, pid, start_ns < 0 ? "-" : "", whole, frac, unit);
+    constexpr auto body =
+        FMT_COMPILE(R"("ph":"C","name":"{}","pid":{},"ts":{},"args":{{"{}":{}}})");
     // Power with timeline.csv's three decimals, clocks as integers.
     if constexpr (std::is_floating_point_v<decltype(value)>)
-      put_fixed(ev.sink(), value, 3);
+      ev.event(body, name, pid, Microseconds{start_ns}, unit, RoundedFixed{value, 3});
     else
-      fmt::format_to(ev.sink().it(), FMT_COMPILE("{}"), value);
-    ev.sink().put('}');
-    ev.end();
+      ev.event(body, name, pid, Microseconds{start_ns}, unit, value);
   };
   double last_p = -1;
   std::int32_t last_c = -1, last_m = -1;

@@ -1,0 +1,47 @@
+// OutputSink::format and the numbers that write themselves (apps/files.h):
+// the text of printf's %.Nf and %.Ng, and records of any length.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "apps/files.h"
+
+namespace dvfsim {
+namespace {
+
+std::string text(auto x) {
+  char buf[kMaxNumberChars];
+  return std::string(buf, x.write(buf));
+}
+
+TEST(OutputNumbers, FixedIsPrintfsExactlyRoundedFixedPoint) {
+  EXPECT_EQ(text(Fixed{1635.0, 1}), "1635.0");
+  EXPECT_EQ(text(Fixed{562.6774, 3}), "562.677");
+  EXPECT_EQ(text(Fixed{0.125, 2}), "0.12");  // a true tie: to even, as printf
+  EXPECT_EQ(text(Fixed{0.375, 2}), "0.38");
+  EXPECT_EQ(text(Fixed{2.675, 2}), "2.67");  // 2.67499999999999982236431605997495353221893310546875
+  EXPECT_EQ(text(Fixed{-0.04, 1}), "-0.0");
+  EXPECT_EQ(text(Fixed{1e20, 1}), "100000000000000000000.0");
+  EXPECT_EQ(text(Fixed{-1.7976931348623157e308, 3}).size(), 1 + 309 + 1 + 3);
+}
+
+TEST(OutputNumbers, SignificantIsPrintfsG) {
+  EXPECT_EQ(text(Significant{0.0216056589, 9}), "0.0216056589");
+  EXPECT_EQ(text(Significant{0.000198201529, 9}), "0.000198201529");
+  EXPECT_EQ(text(Significant{0.00001234567891, 9}), "1.23456789e-05");  // below 1e-4: exponent
+  EXPECT_EQ(text(Significant{1234567890.0, 9}), "1.23456789e+09");      // 10 digits > 9
+  EXPECT_EQ(text(Significant{2.5, 9}), "2.5");                          // no trailing zeros
+  EXPECT_EQ(text(Significant{0.0, 9}), "0");
+}
+
+TEST(OutputSink, FormatWritesRecordsOfAnyLengthWhole) {
+  StringSink s;
+  const std::string name(3 * OutputSink::kChunkBytes, 'x');  // longer than a chunk
+  s.format(FMT_COMPILE("{},{},{},{}\n"), -12, name, Fixed{1.25, 1}, Significant{1.0 / 3, 3});
+  s.write("end");
+  s.put('\n');
+  EXPECT_EQ(s.str(), "-12," + name + ",1.2,0.333\nend\n");
+}
+
+}  // namespace
+}  // namespace dvfsim
