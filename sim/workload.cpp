@@ -42,12 +42,25 @@ std::optional<InstructionSource> parse_instruction_source(std::string_view s) {
   return std::nullopt;
 }
 
+namespace {
+
+// A kernel name in lower case, searched for the substrings that spell its
+// template, type and functor (math_pipe, elementwise_instructions_per_byte).
+struct LowerName {
+  explicit LowerName(std::string_view name) : k(name) {
+    for (char& c : k) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  bool has(std::string_view n) const { return k.find(n) != std::string::npos; }
+  std::string k;
+};
+
+}  // namespace
+
 MathPipe math_pipe(KernelClass cls, std::string_view kernel_name) {
   if (cls != KernelClass::gemm && cls != KernelClass::conv && cls != KernelClass::attention)
     return MathPipe::simt;
-  std::string k(kernel_name);
-  for (char& c : k) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  auto has = [&](std::string_view n) { return k.find(n) != std::string::npos; };
+  const LowerName name(kernel_name);
+  auto has = [&](std::string_view n) { return name.has(n); };
   if (has("simt") || has("sgemm") || has("dgemm") || has("f32f32_f32f32") || has("gemv"))
     return MathPipe::simt;
   // CUTLASS names the MMA by its accumulator and shape: "s1688gemm" with no
@@ -84,9 +97,9 @@ double elementwise_instructions_per_byte(std::string_view kernel_name) {
   // (validation/h200/classes/*.ncu_kernels.csv.gz; docs/validation.md,
   // "Instruction estimates of elementwise kernels").
   constexpr double kClassMix = 0.137;  // the step's whole elementwise class
-  std::string k(kernel_name);
-  for (char& c : k) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  auto has = [&](std::string_view n) { return k.find(n) != std::string::npos; };
+  const LowerName name(kernel_name);
+  const std::string& k = name.k;
+  auto has = [&](std::string_view n) { return name.has(n); };
   const bool copy = has("copy_kernel");  // direct_copy_kernel_cuda, bfloat16_copy_kernel_cuda, ...
   constexpr std::string_view kVectorised = "vectorized_elementwise_kernel<";
   if (const auto at = k.find(kVectorised); at != std::string::npos) {

@@ -113,8 +113,8 @@ void annotate_instructions_from(Workload& w, const std::string& ncu_csv_path) {
 void annotate_instructions_from_text(Workload& w, std::optional<std::string_view> csv,
                                      const std::string& ncu_csv_path) {
   // Elementwise kernels whose work comes from shapes take their family's
-  // intensity from the name (elementwise_instructions_per_byte, computed once
-  // per distinct name: it reads the whole name); those intensities are per
+  // intensity from the name (estimated_instructions with the name, computed
+  // once per distinct name: it reads the whole name); those intensities are per
   // byte of the shapes' traffic. The duration fallback's bytes are a class
   // median (0.5 of the DRAM peak over the kernel), not the kernel's: the
   // families move 0.24-0.55 of the peak with L2 flushed (Nsight Compute,
@@ -126,8 +126,10 @@ void annotate_instructions_from_text(Workload& w, std::optional<std::string_view
     k.work.instructions_source = InstructionSource::estimated;
     if (k.cls == KernelClass::elementwise && k.work.source == WorkSource::shapes) {
       double& r = per_byte[k.name_id];
-      if (r < 0) r = elementwise_instructions_per_byte(w.name(k));
-      k.work.instructions = r * k.work.dram_bytes;  // estimated_instructions(..., name)
+      // Instructions per byte (the estimate is linear in the bytes).
+      if (r < 0)
+        r = estimated_instructions(KernelClass::elementwise, 0.0, 1.0, MathPipe::simt, w.name(k));
+      k.work.instructions = r * k.work.dram_bytes;
       continue;
     }
     k.work.instructions =
