@@ -270,15 +270,7 @@ std::vector<ParamSpec> params() {
   v.push_back({"margin_pct", ParamSpec::Kind::defaulted, "0.1",
                "percent of the time budget held back for switch-timing uncertainty when the "
                "switch latency is random (it lands early or late); none for a fixed latency"});
-  v.push_back({"host_slack", ParamSpec::Kind::defaulted, "0",
-               "1: a kernel followed by a wait for the host in the profiling iteration (one "
-               "stream, no host synchronisation between the launches) may run slower up to the "
-               "wait; off by default: a wait seen once need not come back"});
-  v.push_back({"guard", ParamSpec::Kind::defaulted, "1",
-               "1: a budget guard follows the plan: a followed iteration whose projected time "
-               "(the measured kernels against their default-clock estimates, plus the plan's "
-               "rehearsed rest) would exceed the budget runs its remaining kernels at the default "
-               "clocks; 0: off"});
+  for (auto& p : plan::learn_then_follow_params()) v.push_back(p);
   return v;
 }
 

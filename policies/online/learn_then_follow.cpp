@@ -6,6 +6,19 @@
 
 namespace dvfsim::plan {
 
+std::vector<ParamSpec> learn_then_follow_params() {
+  return {
+      {"host_slack", ParamSpec::Kind::defaulted, "0",
+       "1: a kernel followed by a wait for the host in the profiling iteration (one stream, no "
+       "host synchronisation between the launches) may run slower up to the wait; off by "
+       "default: a wait seen once need not come back"},
+      {"guard", ParamSpec::Kind::defaulted, "1",
+       "1: a budget guard follows the plan: a followed iteration whose projected time (the "
+       "measured kernels against their default-clock estimates, plus the plan's rehearsed rest) "
+       "would exceed the budget runs its remaining kernels at the default clocks; 0: off"},
+  };
+}
+
 void LearnThenFollow::follow(std::vector<Switcher::Step> steps, bool early, const GuardPath* first,
                              const GuardPath* later, double allowance_ns,
                              std::unique_ptr<NativeShadow> native) {

@@ -10,9 +10,14 @@
 #include "policies/online/learner.h"
 #include "policies/online/rehearsal.h"
 #include "policies/online/switcher.h"
+#include "sim/params.h"
 #include "sim/policy.h"
 
 namespace dvfsim::plan {
+
+// The parameters of every learn-then-follow policy besides its objective's
+// and its planner's: `host_slack` (items_from) and `guard` (the budget guard).
+std::vector<ParamSpec> learn_then_follow_params();
 
 // Re-plans of the rest of one iteration after the budget guard tripped (a
 // knapsack or a segment DP each; on the shipped trace the RTX 5090 at 100 and
