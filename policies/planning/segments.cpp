@@ -55,6 +55,7 @@ struct Dp {
   // lim[b * P + j]: the number of starts a < b with D[b] - D[a] >= lmin.
   std::vector<std::int32_t> lim;
   std::vector<std::int32_t> mem_of, core_of;  // per candidate
+  // f: one row (position b's, then n's: only the last is kept); g: all rows.
   mutable std::vector<double> f, g, M, bm, bc;
   mutable std::vector<std::int32_t> arg_a, arg_q, argM, am, ac;
   mutable std::vector<std::size_t> ptr;
@@ -98,7 +99,7 @@ struct Dp {
       mem_of[j] = dense(mems, c.memory_idx);
       core_of[j] = dense(cores, c.core_idx);
     }
-    f.assign((n + 1) * P, kInf);
+    f.assign(P, kInf);
     g.assign((n + 1) * P, kInf);
     arg_a.assign((n + 1) * P, 0);
     arg_q.assign((n + 1) * P, -1);
@@ -188,7 +189,7 @@ struct Dp {
           best = gp[j] - (se[j] + lambda * stt[j]);
           a = 0;
         }
-        fp[b * P + j] = best < kInf ? best + (se[b * P + j] + lambda * stt[b * P + j]) : kInf;
+        fp[j] = best < kInf ? best + (se[b * P + j] + lambda * stt[b * P + j]) : kInf;
         aap[b * P + j] = a;
       }
       if (b == n) break;
@@ -197,7 +198,7 @@ struct Dp {
       std::int32_t aA = -1;
       std::fill(bmp, bmp + nm, kInf);
       std::fill(bcp, bcp + nc, kInf);
-      const double* fb = fp + b * P;
+      const double* fb = fp;
       for (std::size_t j = 0; j < P; ++j) {
         const double v = fb[j];
         const auto mi = static_cast<std::size_t>(memp[j]);
@@ -246,8 +247,8 @@ struct Dp {
     std::vector<std::size_t> j_of(n, 0);
     std::size_t bj = 0;
     for (std::size_t j = 1; j < P; ++j)
-      if (f[n * P + j] < f[n * P + bj]) bj = j;
-    r.lagr = f[n * P + bj];
+      if (f[j] < f[bj]) bj = j;
+    r.lagr = f[bj];
     std::size_t b = n, j = bj;
     while (b > 0) {
       const auto a = static_cast<std::size_t>(arg_a[b * P + j]);
@@ -277,16 +278,19 @@ struct Dp {
 // is not crowded out by the many short kernels), the heaviest first; every
 // memory clock on a hull keeps its heaviest few, so that a mode that may
 // switch the memory clock has somewhere to switch to.
-std::vector<std::int32_t> candidate_pairs(const Grid& grid, const Hulls& h, int max_candidates) {
-  const std::size_t items = h.begin.size() - 1, pairs = grid.pairs.size();
+// `chains`: each position's hulls (row_hulls), of which mode `mode`'s.
+std::vector<std::int32_t> candidate_pairs(const Grid& grid,
+                                          const std::vector<const ModeChains*>& chains,
+                                          std::size_t mode, int max_candidates) {
+  const std::size_t pairs = grid.pairs.size();
   constexpr std::size_t kPerMemoryClock = 4;
   std::vector<double> weight(pairs, 0.0);
-  for (std::size_t i = 0; i < items; ++i) {
-    const std::size_t b = h.begin[i], e = h.begin[i + 1];
-    if (b == e) continue;
+  for (const ModeChains* c : chains) {
+    const std::vector<HullVertex>& hull = (*c)[mode];
+    if (hull.empty()) continue;
     double t = kInf;
-    for (std::size_t v = b; v < e; ++v) t = std::min(t, h.t[v]);
-    for (std::size_t v = b; v < e; ++v) weight[static_cast<std::size_t>(h.pair[v])] += t;
+    for (const HullVertex& v : hull) t = std::min(t, v.t);
+    for (const HullVertex& v : hull) weight[static_cast<std::size_t>(v.pair)] += t;
   }
   std::vector<std::int32_t> order;
   for (std::size_t p = 0; p < pairs; ++p)
@@ -458,7 +462,7 @@ SegmentPlan compute_segments(const SegmentPlanInput& in, const Emulation& em0) {
     // missed it, which is also tightened by its overshoot (as plan_kernels).
     // Candidates: from the hulls of the first round's tables.
     std::vector<std::int32_t> order =
-        candidate_pairs(grid, hulls_of_mode(grid, item_chains, mode.hulls), in.max_candidates);
+        candidate_pairs(grid, item_chains, mode.hulls, in.max_candidates);
     const int dpi = grid.find(def.core_mhz, def.memory_mhz);
     if (dpi >= 0 && mode.mask[static_cast<std::size_t>(dpi)] &&
         std::find(order.begin(), order.end(), dpi) == order.end())

@@ -151,20 +151,21 @@ TableCache::Row TableCache::row(const ItemSpec& it) {
   const std::array<double, 9> mkey{k.fixed_ns, k.compute_ns_mhz,     k.memory_ns_mhz,
                                    k.flops,    k.dram_bytes,         k.instructions,
                                    k.sm_share, k.tensor ? 1.0 : 0.0, k.drain_ns};
-  auto [mi, mfresh] = models_index_.emplace(mkey, models_.size());
+  auto [mi, mfresh] = models_index_.try_emplace(mkey, models_.size());
   if (mfresh) models_.push_back(model_row(grid_, lat_, pow_, k));
   // Exact in a double: the model index and the cap are integers far below 2^53.
   const std::array<double, 5> rkey{static_cast<double>(mi->second), it.time_scale, it.gap_ns,
                                    static_cast<double>(it.max_core_mhz), it.floor_ns};
-  auto [ri, rfresh] = rows_index_.emplace(rkey, rows_t_.size());
+  auto [ri, rfresh] = rows_index_.try_emplace(rkey, rows_t_.size());
   const std::size_t slot = ri->second;
   if (rfresh) {
-    rows_t_.emplace_back(grid_.pairs.size());
-    rows_e_.emplace_back(grid_.pairs.size());
-    table_row(grid_, idle_, it, models_[mi->second], opt_, rows_t_.back().data(),
-              rows_e_.back().data());
+    // Not zeroed first: table_row writes every pair.
+    rows_t_.push_back(std::make_unique_for_overwrite<double[]>(grid_.pairs.size()));
+    rows_e_.push_back(std::make_unique_for_overwrite<double[]>(grid_.pairs.size()));
+    table_row(grid_, idle_, it, models_[mi->second], opt_, rows_t_.back().get(),
+              rows_e_.back().get());
   }
-  return {rows_t_[slot].data(), rows_e_[slot].data(), slot};
+  return {rows_t_[slot].get(), rows_e_[slot].get(), slot};
 }
 
 Tables TableCache::tables(const std::vector<ItemSpec>& items, std::vector<Row>* rows) {

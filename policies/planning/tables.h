@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -140,7 +141,7 @@ class TableCache {
   std::vector<ModelRow> models_;
   // (model, time scale, gap, cap, floor)
   std::unordered_map<std::array<double, 5>, std::size_t, KeyHash> rows_index_;
-  std::vector<std::vector<double>> rows_t_, rows_e_;
+  std::vector<std::unique_ptr<double[]>> rows_t_, rows_e_;  // grid().pairs.size() each
 };
 
 // Sums rows of `t` into groups: group g's row is the sum of count x row over
