@@ -244,12 +244,18 @@ struct Eval {
   double time = 0, energy = 0, lagr = 0;
 };
 
-// `from`: each item's pick at a larger lambda (nullptr: the hulls' first vertices).
+// `from`: each item's pick at a larger lambda (nullptr: the hulls' first
+// vertices). `upto` (optional): each item's pick at a smaller lambda, which
+// the walk never passes (its test fails there at the larger lambda too, by
+// the same monotony): an item whose picks at both agree has that pick here,
+// without a walk.
 Eval evaluate(const Tables& tb, const Hulls& h, double lambda, std::vector<std::uint32_t>* picks,
-              const std::vector<std::uint32_t>* from = nullptr) {
+              const std::vector<std::uint32_t>* from = nullptr,
+              const std::vector<std::uint32_t>* upto = nullptr) {
   Eval ev;
   for (std::size_t i = 0; i < tb.items; ++i) {
-    const std::uint32_t j = pick(h, i, lambda, from ? (*from)[i] : h.begin[i]);
+    const std::uint32_t f = from ? (*from)[i] : h.begin[i];
+    const std::uint32_t j = upto && (*upto)[i] == f ? f : pick(h, i, lambda, f);
     const double n = tb.count[i];
     ev.time += n * h.t[j];
     ev.energy += n * h.e[j];
@@ -303,6 +309,7 @@ Solution solve_budget(const Tables& tb, const Hulls& h, double budget) {
     s.dual_bound_j = s.energy_j;
     return s;
   }
+  std::vector<std::uint32_t> lo_picks = picks;  // each item's pick at lo (below)
   // lambda_hi: steep enough that every item takes its fastest vertex.
   double hi = 0;
   for (std::size_t i = 0; i < tb.items; ++i)
@@ -321,11 +328,16 @@ Solution solve_budget(const Tables& tb, const Hulls& h, double budget) {
   double dual = std::max(lo_ev.lagr - 0.0 * budget, hi_ev.lagr - hi * budget);
   double lo = 0.0;
   // picks: each item's pick at hi, where every evaluation between lo and hi
-  // starts its walk (the same picks as from the first vertex, fewer steps).
+  // starts its walk (the same picks as from the first vertex, fewer steps),
+  // which ends by the pick at lo.
   std::vector<std::uint32_t> mid_picks(tb.items);
   const int iters = bisect_multiplier(
       lo, hi, budget, dual, kBisectionSteps, kBisectionTolerance,
-      [&](double lambda) { return evaluate(tb, h, lambda, &mid_picks, &picks); },
+      [&](double lambda) {
+        const Eval ev = evaluate(tb, h, lambda, &mid_picks, &picks, &lo_picks);
+        if (!(ev.time <= budget)) lo_picks.swap(mid_picks);  // the new lo (bisect_multiplier)
+        return ev;
+      },
       [&](const Eval&) { picks.swap(mid_picks); });
   auto st = from_picks(picks);
   double left = budget;
