@@ -1,10 +1,13 @@
 #include "apps/files.h"
 
 #include <fcntl.h>
+#include <fmt/compile.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -44,6 +47,35 @@ std::string file_fingerprint(const std::string& path) {
     h.bytes(std::string_view(buf, static_cast<std::size_t>(in.gcount())));
   }
   return fmt::format("fnv1a64:{:016x}", h.value());
+}
+
+char* Fixed::write(char* to) const {
+  // |value| x 10^decimals = x, rounded to s (|s - x| <= ulp(s) / 2 <= 2^-14
+  // below 2^40). Unless s lies within 2^-12 of a half, no half lies between s
+  // and x: x rounds to the integer that s rounds to, the digits to write
+  // (no tie). Else, and for large or non-finite values, to_chars.
+  constexpr double kPow10[] = {1e0, 1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,
+                               1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17};
+  const double s = std::fabs(value) * kPow10[decimals];
+  if (s < 0x1p40) {
+    const auto whole = static_cast<std::uint64_t>(s);
+    const double frac = s - static_cast<double>(whole);  // exact
+    if (std::fabs(frac - 0.5) > 0x1p-12) {
+      const std::uint64_t n = whole + (frac > 0.5);
+      const auto scale = static_cast<std::uint64_t>(kPow10[decimals]);
+      if (std::signbit(value)) *to++ = '-';  // printf's "-0.0" too
+      to = fmt::format_to(to, FMT_COMPILE("{}"), n / scale);
+      if (decimals == 0) return to;
+      *to = '.';
+      std::uint64_t f = n % scale;
+      for (int i = decimals; i > 0; --i) {
+        to[i] = static_cast<char>('0' + f % 10);
+        f /= 10;
+      }
+      return to + decimals + 1;
+    }
+  }
+  return std::to_chars(to, to + kMaxChars, value, std::chars_format::fixed, decimals).ptr;
 }
 
 FileSink::FileSink(std::string path)

@@ -319,7 +319,14 @@ struct Microseconds {
   std::int64_t ns;
   char* write(char* to) const {
     const auto a = ns < 0 ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
-    return fmt::format_to(to, FMT_COMPILE("{}{}.{:03}"), ns < 0 ? "-" : "", a / 1000, a % 1000);
+    if (ns < 0) *to++ = '-';
+    to = fmt::format_to(to, FMT_COMPILE("{}"), a / 1000);
+    const auto frac = static_cast<unsigned>(a % 1000);
+    to[0] = '.';
+    to[1] = static_cast<char>('0' + frac / 100);
+    to[2] = static_cast<char>('0' + frac / 10 % 10);
+    to[3] = static_cast<char>('0' + frac % 10);
+    return to + 4;
   }
 };
 std::string us_text(std::int64_t ns) {
@@ -342,7 +349,8 @@ struct RoundedFixed {
     if (!(scaled < 9e15))  // huge or not finite: fmt's own
       return fmt::format_to(to, "{:.{}f}", value, decimals);
     const auto n = static_cast<std::uint64_t>(std::llround(scaled));
-    to = fmt::format_to(to, FMT_COMPILE("{}{}"), value < 0 && n > 0 ? "-" : "", n / scale);
+    if (value < 0 && n > 0) *to++ = '-';
+    to = fmt::format_to(to, FMT_COMPILE("{}"), n / scale);
     if (decimals == 0) return to;
     *to = '.';
     std::uint64_t f = n % scale;

@@ -2,6 +2,9 @@
 // the text of printf's %.Nf and %.Ng, and records of any length.
 #include <gtest/gtest.h>
 
+#include <charconv>
+#include <cmath>
+#include <cstdint>
 #include <string>
 
 #include "apps/files.h"
@@ -23,6 +26,27 @@ TEST(OutputNumbers, FixedIsPrintfsExactlyRoundedFixedPoint) {
   EXPECT_EQ(text(Fixed{-0.04, 1}), "-0.0");
   EXPECT_EQ(text(Fixed{1e20, 1}), "100000000000000000000.0");
   EXPECT_EQ(text(Fixed{-1.7976931348623157e308, 3}).size(), 1 + 309 + 1 + 3);
+}
+
+// Fixed's own digits (exact below 2^40 away from ties) against std::to_chars
+// on values at, next to and between the ties of every precision used.
+TEST(OutputNumbers, FixedAgreesWithToCharsAroundTies) {
+  char want[kMaxNumberChars];
+  int checked = 0;
+  for (int decimals : {0, 1, 3, 9})
+    for (std::int64_t n = -20000; n <= 20000; n += 7)
+      for (double step : {0.0, 0.25, 0.5, 0.75}) {
+        const double tie = (static_cast<double>(n) + step) / std::pow(10.0, decimals);
+        for (double v :
+             {tie, std::nextafter(tie, -1e300), std::nextafter(tie, 1e300), tie * 1234.5678}) {
+          const std::string expected(
+              want,
+              std::to_chars(want, want + sizeof want, v, std::chars_format::fixed, decimals).ptr);
+          ASSERT_EQ(text(Fixed{v, decimals}), expected) << v << " with " << decimals;
+          ++checked;
+        }
+      }
+  EXPECT_EQ(checked, 4 * 5715 * 4 * 4);
 }
 
 TEST(OutputNumbers, SignificantIsPrintfsG) {

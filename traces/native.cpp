@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <vector>
@@ -158,19 +159,24 @@ class Lines {
   std::size_t line_no_ = 0;
 };
 
-// Splits on tabs into exactly `n` fields.
-void split_tabs(const Lines& lines, std::string_view line, std::vector<std::string_view>& out,
-                std::size_t n, std::string_view what) {
-  out.clear();
-  std::size_t start = 0;
-  for (;;) {
-    const std::size_t tab = line.find('\t', start);
-    out.push_back(line.substr(start, tab == std::string_view::npos ? tab : tab - start));
-    if (tab == std::string_view::npos) break;
-    start = tab + 1;
+// A line's tab-separated fields (the kernels' 25 at most).
+using Fields = std::array<std::string_view, 25>;
+
+// Splits on tabs into exactly `n` fields (at most Fields' size).
+void split_tabs(const Lines& lines, std::string_view line, Fields& out, std::size_t n,
+                std::string_view what) {
+  std::size_t count = 0;
+  const char* const end = line.data() + line.size();
+  for (const char* p = line.data();; ++p) {
+    const char* const field = p;
+    while (p != end && *p != '\t') ++p;
+    if (count < out.size())
+      out[count] = std::string_view(field, static_cast<std::size_t>(p - field));
+    ++count;
+    if (p == end) break;
   }
-  if (out.size() != n)
-    lines.fail(fmt::format("{}: expected {} tab-separated fields, got {}", what, n, out.size()));
+  if (count != n)
+    lines.fail(fmt::format("{}: expected {} tab-separated fields, got {}", what, n, count));
 }
 
 }  // namespace
@@ -299,7 +305,7 @@ Workload parse_native(std::string_view text, const std::string& path) {
   if (line.substr(0, names_prefix.size()) != names_prefix) lines.fail("expected '@names <count>'");
   const std::size_t n_names =
       lines.count(lines.integer<std::uint64_t>(line.substr(names_prefix.size()), "names"), "names");
-  std::vector<std::string_view> f;
+  Fields f;
   w.names.reserve(n_names);
   for (std::size_t i = 0; i < n_names; ++i) {
     line = lines.expect();
