@@ -55,8 +55,12 @@ struct Dp {
   // lim[b * P + j]: the number of starts a < b with D[b] - D[a] >= lmin.
   std::vector<std::int32_t> lim;
   std::vector<std::int32_t> mem_of, core_of;  // per candidate
-  // f: one row (position b's, then n's: only the last is kept); g: all rows.
-  mutable std::vector<double> f, g, M, bm, bc;
+  // f: one row (position b's, then n's: only the last is kept). g: all rows,
+  // each less the candidate's prefix cost there (g[a][p] - (SE[a][p] +
+  // lambda ST[a][p]), what a segment starting at a is charged for its start:
+  // computed once per (a, p), where its row of the prefix sums is read
+  // anyway). cost_b: one row, position b's prefix cost.
+  mutable std::vector<double> f, g, cost_b, M, bm, bc;
   mutable std::vector<std::int32_t> arg_a, arg_q, argM, am, ac;
   mutable std::vector<std::size_t> ptr;
 
@@ -100,6 +104,7 @@ struct Dp {
       core_of[j] = dense(cores, c.core_idx);
     }
     f.assign(P, kInf);
+    cost_b.assign(P, 0.0);
     g.assign((n + 1) * P, kInf);
     arg_a.assign((n + 1) * P, 0);
     arg_q.assign((n + 1) * P, -1);
@@ -154,6 +159,7 @@ struct Dp {
     const std::int32_t* const corep = core_of.data();
     double* const fp = f.data();
     double* const gp = g.data();
+    double* const cp = cost_b.data();
     double* const Mp = M.data();
     double* const bmp = bm.data();
     double* const bcp = bc.data();
@@ -164,7 +170,8 @@ struct Dp {
     std::int32_t* const acp = ac.data();
     std::size_t* const ptrp = ptr.data();
     const std::size_t nm = bm.size(), nc = bc.size();
-    for (std::size_t j = 0; j < P; ++j) gp[j] = 0;  // start: no previous segment
+    // Start: no previous segment (g 0).
+    for (std::size_t j = 0; j < P; ++j) gp[j] = 0.0 - (se[j] + lambda * stt[j]);
     for (std::size_t b = 1; b <= n; ++b) {
       const std::int32_t* lb = limp + b * P;
       for (std::size_t j = 0; j < P; ++j) {
@@ -173,7 +180,7 @@ struct Dp {
         double Mj = Mp[j];
         std::int32_t aj = argMp[j];
         for (; pj < l; ++pj) {
-          const double v = gp[pj * P + j] - (se[pj * P + j] + lambda * stt[pj * P + j]);
+          const double v = gp[pj * P + j];
           if (v < Mj) {
             Mj = v;
             aj = static_cast<std::int32_t>(pj);
@@ -184,12 +191,13 @@ struct Dp {
         argMp[j] = aj;
         double best = Mj;
         std::int32_t a = aj;
-        if (b == n &&
-            gp[j] - (se[j] + lambda * stt[j]) < best) {  // one segment for the whole iteration
-          best = gp[j] - (se[j] + lambda * stt[j]);
+        if (b == n && gp[j] < best) {  // one segment for the whole iteration
+          best = gp[j];
           a = 0;
         }
-        fp[j] = best < kInf ? best + (se[b * P + j] + lambda * stt[b * P + j]) : kInf;
+        const double cost = se[b * P + j] + lambda * stt[b * P + j];
+        cp[j] = cost;
+        fp[j] = best < kInf ? best + cost : kInf;
         aap[b * P + j] = a;
       }
       if (b == n) break;
@@ -238,7 +246,7 @@ struct Dp {
           v = x3;
           q = aA;
         }
-        gb[j] = v;
+        gb[j] = v - cp[j];
         qb[j] = q;
       }
     }
