@@ -54,8 +54,8 @@ char* Fixed::write(char* to) const {
   // below 2^40). Unless s lies within 2^-12 of a half, no half lies between s
   // and x: x rounds to the integer that s rounds to, the digits to write
   // (no tie). Else, and for large or non-finite values, to_chars.
-  constexpr double kPow10[] = {1e0, 1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,
-                               1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17};
+  static constexpr double kPow10[] = {1e0, 1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,
+                                      1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17};
   const double s = std::fabs(value) * kPow10[decimals];
   if (s < 0x1p40) {
     const auto whole = static_cast<std::uint64_t>(s);

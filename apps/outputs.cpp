@@ -342,13 +342,15 @@ struct RoundedFixed {
   double value;
   int decimals;
   char* write(char* to) const {
-    constexpr std::uint64_t kScale[] = {1,       10,        100,        1'000,       10'000,
-                                        100'000, 1'000'000, 10'000'000, 100'000'000, 1'000'000'000};
+    static constexpr std::uint64_t kScale[] = {
+        1, 10, 100, 1'000, 10'000, 100'000, 1'000'000, 10'000'000, 100'000'000, 1'000'000'000};
     const std::uint64_t scale = kScale[decimals];
     const double scaled = std::abs(value) * static_cast<double>(scale);
     if (!(scaled < 9e15))  // huge or not finite: fmt's own
       return fmt::format_to(to, "{:.{}f}", value, decimals);
-    const auto n = static_cast<std::uint64_t>(std::llround(scaled));
+    // std::llround (halves away from zero): the fraction is exact below 2^53.
+    const auto whole = static_cast<std::uint64_t>(scaled);
+    const std::uint64_t n = whole + (scaled - static_cast<double>(whole) >= 0.5);
     if (value < 0 && n > 0) *to++ = '-';
     to = fmt::format_to(to, FMT_COMPILE("{}"), n / scale);
     if (decimals == 0) return to;
@@ -540,36 +542,46 @@ void trace_run(TraceEvents& ev, int pid, const std::string& process, const Workl
              Microseconds{kr.duration_ns}, i, k.name_id, RoundedFixed{p, 3},
              RoundedFixed{kr.energy_j, 9});
   }
-  // Counter tracks, one sample where a value changes.
-  // (Compiled formats and integer arithmetic: a 100x trace writes millions.)
-  auto counter = [&](std::string_view name, std::string_view unit, auto value,
-                     std::int64_t start_ns) {
-    constexpr auto body =
-        FMT_COMPILE(R"("ph":"C","name":"{}","pid":{},"ts":{},"args":{{"{}":{}}})");
+  // Counter tracks, one sample where a value changes: a track's events are
+  // its constant text around the stamp and the value (a 100x trace writes
+  // millions).
+  struct Track {
+    std::string head;    // "ph":"C","name":"NAME","pid":PID,"ts":
+    std::string middle;  // ,"args":{"UNIT":
+  };
+  auto track = [&](std::string_view name, std::string_view unit) {
+    return Track{fmt::format(R"("ph":"C","name":"{}","pid":{},"ts":)", name, pid),
+                 fmt::format(R"(,"args":{{"{}":)", unit)};
+  };
+  auto counter = [&](const Track& t, auto value, std::int64_t start_ns) {
+    constexpr auto body = FMT_COMPILE("{}{}{}{}}}");
     // Power with timeline.csv's three decimals, clocks as integers.
     if constexpr (std::is_floating_point_v<decltype(value)>)
-      ev.event(body, name, pid, Microseconds{start_ns}, unit, RoundedFixed{value, 3});
+      ev.event(body, t.head, Microseconds{start_ns}, t.middle, RoundedFixed{value, 3});
     else
-      ev.event(body, name, pid, Microseconds{start_ns}, unit, value);
+      ev.event(body, t.head, Microseconds{start_ns}, t.middle, value);
   };
+  const Track power = track("power (W)", "W"), core = track("core clock (MHz)", "MHz"),
+              memory = track("memory clock (MHz)", "MHz");
   double last_p = -1;
   std::int32_t last_c = -1, last_m = -1;
   for (const Segment& s : r.segments) {
-    if (s.power_w != last_p) counter("power (W)", "W", s.power_w, s.start_ns);
-    if (s.core_mhz != last_c) counter("core clock (MHz)", "MHz", s.core_mhz, s.start_ns);
-    if (s.memory_mhz != last_m) counter("memory clock (MHz)", "MHz", s.memory_mhz, s.start_ns);
+    if (s.power_w != last_p) counter(power, s.power_w, s.start_ns);
+    if (s.core_mhz != last_c) counter(core, s.core_mhz, s.start_ns);
+    if (s.memory_mhz != last_m) counter(memory, s.memory_mhz, s.start_ns);
     last_p = s.power_w;
     last_c = s.core_mhz;
     last_m = s.memory_mhz;
   }
   // The clocks the policy asked for, at the start of the kernels they were
   // asked for (the effective clocks above lag them by the switch latency).
+  const Track requested_core = track("requested core clock (MHz)", "MHz"),
+              requested_memory = track("requested memory clock (MHz)", "MHz");
   std::int32_t last_rc = -1, last_rm = -1;
   for (const KernelResult& k : r.kernels) {
-    if (k.requested_core_mhz != last_rc)
-      counter("requested core clock (MHz)", "MHz", k.requested_core_mhz, k.start_ns);
+    if (k.requested_core_mhz != last_rc) counter(requested_core, k.requested_core_mhz, k.start_ns);
     if (k.requested_memory_mhz != last_rm)
-      counter("requested memory clock (MHz)", "MHz", k.requested_memory_mhz, k.start_ns);
+      counter(requested_memory, k.requested_memory_mhz, k.start_ns);
     last_rc = k.requested_core_mhz;
     last_rm = k.requested_memory_mhz;
   }
