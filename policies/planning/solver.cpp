@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <limits>
 
 #include "policies/planning/kernel_plan.h"
 #include "policies/planning/lagrangian.h"
@@ -157,14 +158,17 @@ void hulls_of_mode(const Grid& g, const std::vector<const ModeChains*>& items, s
   h.pair.resize(vertices);
   h.t.resize(vertices);
   h.e.resize(vertices);
+  h.source.resize(vertices);
   std::int32_t* pair = h.pair.data();
   double* t = h.t.data();
   double* e = h.e.data();
+  const HullVertex** source = h.source.data();
   for (const ModeChains* c : items)
     for (const HullVertex& v : (*c)[mode]) {
       *pair++ = v.pair;
       *t++ = v.t;
       *e++ = v.e;
+      *source++ = &v;
     }
   h.allowed.clear();
   if (mode > 0) {
@@ -207,7 +211,10 @@ std::vector<Hulls> mode_hulls(const Tables& tb) {
   }
   std::vector<Hulls> out;
   const std::size_t modes = 1 + memory_clock_count(tb.grid);
-  for (std::size_t m = 0; m < modes; ++m) out.push_back(hulls_of_mode(tb.grid, ptrs, m));
+  for (std::size_t m = 0; m < modes; ++m) {
+    out.push_back(hulls_of_mode(tb.grid, ptrs, m));
+    out.back().source.clear();  // the chains are gone on return
+  }
   return out;
 }
 
@@ -422,16 +429,28 @@ Solution solve_budget(const Tables& tb, const Hulls& h, double budget) {
     for (std::size_t c = 0; c < nc && left > 0; ++c) {
       const auto cur = static_cast<std::size_t>(choices[c].pair);
       const double t0 = tb.t(i, cur), e0 = tb.e(i, cur);
+      // A pair is taken only if it uses less energy than cur and takes at
+      // most `left` longer; cur's hull vertex (of the same time and energy)
+      // knows the least it takes longer, once one pass found it.
+      const HullVertex* hv = nullptr;
+      if (!h.source.empty()) {
+        auto v = h.begin[i];
+        while (v < h.begin[i + 1] && h.pair[v] != choices[c].pair) ++v;
+        if (v < h.begin[i + 1] && h.t[v] == t0 && h.e[v] == e0) hv = h.source[v];
+      }
+      if (hv && hv->cheaper_dt > left) continue;  // (false while NaN)
       std::int32_t bestp = -1;
-      double save = 0;
+      double save = 0, cheaper_dt = std::numeric_limits<double>::infinity();
       for (std::size_t p = pair_lo; p < pair_hi; ++p) {
         if (!h.allowed.empty() && !h.allowed[p]) continue;
         const double dt = tb.t(i, p) - t0, de = e0 - tb.e(i, p);
+        if (de > 0 && dt < cheaper_dt) cheaper_dt = dt;
         if (de > save && dt <= left) {
           save = de;
           bestp = static_cast<std::int32_t>(p);
         }
       }
+      if (hv) hv->cheaper_dt = cheaper_dt;
       if (bestp < 0) continue;
       const double dt = tb.t(i, static_cast<std::size_t>(bestp)) - t0;
       auto k = choices[c].count;

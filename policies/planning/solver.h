@@ -6,6 +6,7 @@
 // and the dual bound that proves how far from optimal the answer can be; the
 // same hulls give edp/ed2p optima.
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -20,10 +21,14 @@ namespace dvfsim::plan {
 // Each item's lower-left convex hull in the (time, energy) plane: vertices in
 // ascending time and descending energy, slopes increasing towards 0. Only hull
 // vertices can minimise E + lambda T.
+struct HullVertex;
 struct Hulls {
   std::vector<std::uint32_t> begin;  // item i: vertices [begin[i], begin[i + 1])
   std::vector<std::int32_t> pair;
   std::vector<double> t, e;
+  // Per vertex, where hulls_of_mode copied it from (empty: elsewhere): the
+  // vertex's cheaper_dt is kept there.
+  std::vector<const HullVertex*> source;
   std::vector<char> allowed;  // the pairs considered (empty: all)
   std::size_t size(std::size_t item) const { return begin[item + 1] - begin[item]; }
 };
@@ -37,6 +42,11 @@ Hulls lower_hulls(const Tables& t, const std::vector<char>* allowed = nullptr);
 struct HullVertex {
   double t, e;
   std::int32_t pair;
+  // The least time over t (t_p - t, rounded) of the mode's pairs p that use
+  // less energy (e_p < e), +inf when none does; NaN until solve_budget's last
+  // pass, which looks for such a pair within the budget left, first needs it
+  // (it then skips the vertex whenever this is above what is left).
+  mutable double cheaper_dt = std::numeric_limits<double>::quiet_NaN();
 };
 using ModeChains = std::vector<std::vector<HullVertex>>;
 void row_hulls(const Grid& g, const double* time_ns, const double* energy_j, ModeChains& out);
