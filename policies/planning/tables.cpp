@@ -54,10 +54,23 @@ ModelRow model_row(const Grid& g, const LatencyModel& lat, const PowerModel& pow
   ModelRow m;
   m.duration_ns.resize(g.pairs.size());
   m.power_w.resize(g.pairs.size());
+  const RooflineForm* lf = lat.inline_form();
+  const CmosForm* pf = pow.inline_form();
   for (std::size_t p = 0; p < g.pairs.size(); ++p) {
-    const KernelAtClocks r = kernel_at(lat, pow, k, g.pairs[p]);
-    m.duration_ns[p] = r.duration_ns;
-    m.power_w[p] = r.power_w;
+    const Clocks& c = g.pairs[p];
+    if (lf && pf) {
+      // kernel_at through the models' inline forms, each pair's terms looked
+      // up once instead of by every call (the same numbers: sim/model_forms.h).
+      const RooflineForm::At a = lf->at(c);
+      const double d = lf->duration_ns(k, a);
+      const double duration = d > 1.0 ? d : 1.0;  // std::max(1.0, d), as kernel_at
+      m.duration_ns[p] = duration;
+      m.power_w[p] = pf->power_w(lf->utilisation(k, a, duration), pf->at(c));
+    } else {
+      const KernelAtClocks r = kernel_at(lat, pow, k, c);
+      m.duration_ns[p] = r.duration_ns;
+      m.power_w[p] = r.power_w;
+    }
   }
   return m;
 }
