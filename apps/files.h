@@ -40,9 +40,9 @@ constexpr std::size_t kMaxNumberChars = 330;
 
 // A number as printf's "%.<decimals>f" (Fixed) or "%.<digits>g"
 // (Significant): exactly rounded, the text of fmt's "{:.3f}" and "{:.9g}"
-// (std::to_chars, 3x faster than fmt for "%.9g" on a run's energies; Fixed
-// from the scaled value's integer digits when they are exact, 4x).
-// Precisions at most 17.
+// (from the scaled value's integer digits when they are provably the exactly
+// rounded ones, else std::to_chars: several times faster than fmt on a run's
+// powers and energies). Precisions at most 17.
 struct Fixed {
   static constexpr std::size_t kMaxChars = kMaxNumberChars;
   double value;
@@ -53,9 +53,7 @@ struct Significant {
   static constexpr std::size_t kMaxChars = kMaxNumberChars;
   double value;
   int digits;
-  char* write(char* to) const {
-    return std::to_chars(to, to + kMaxChars, value, std::chars_format::general, digits).ptr;
-  }
+  char* write(char* to) const;
 };
 
 // Where an output is formatted: a buffer that writers append to and that

@@ -49,6 +49,26 @@ TEST(OutputNumbers, FixedAgreesWithToCharsAroundTies) {
   EXPECT_EQ(checked, 4 * 5715 * 4 * 4);
 }
 
+// Significant's own digits against std::to_chars at, next to and between
+// the 9-digit ties and the powers of ten (where the exponent changes).
+TEST(OutputNumbers, SignificantAgreesWithToCharsAroundTiesAndPowersOfTen) {
+  char want[kMaxNumberChars];
+  int checked = 0;
+  for (int e = -18; e <= 24; ++e)
+    for (double mantissa : {1.0, 1.234567885, 5.0, 9.999999995, 9.9999999949, 9.99999999})
+      for (int digits : {1, 9, 12}) {
+        const double x = mantissa * std::pow(10.0, e);
+        for (double v : {x, -x, std::nextafter(x, 0.0), std::nextafter(x, 1e300)}) {
+          const std::string expected(
+              want,
+              std::to_chars(want, want + sizeof want, v, std::chars_format::general, digits).ptr);
+          ASSERT_EQ(text(Significant{v, digits}), expected) << v << " with " << digits;
+          ++checked;
+        }
+      }
+  EXPECT_EQ(checked, 43 * 6 * 3 * 4);
+}
+
 TEST(OutputNumbers, SignificantIsPrintfsG) {
   EXPECT_EQ(text(Significant{0.0216056589, 9}), "0.0216056589");
   EXPECT_EQ(text(Significant{0.000198201529, 9}), "0.000198201529");
