@@ -318,6 +318,10 @@ class GpuTimeline {
   // the running kernels advance (not stalled).
   void integrate(std::int64_t t, const Utilisation& u, double power_w, std::int32_t segment_id,
                  bool progress);
+  // What every stretch of dt ns at constant state adds to the GPU's totals
+  // (energy, the governor's activity, off-target and capped time); returns
+  // its energy (J). integrate() and run_alone() share it.
+  double account(std::int64_t dt, const Utilisation& u, double power_w);
   // Appends [now, now + dt) at the effective clocks to segments_ (merged
   // into the last one when it continues it unchanged).
   void record_segment(std::int64_t dt, double power_w, std::int32_t segment_id);
@@ -402,12 +406,7 @@ inline void GpuTimeline::integrate(std::int64_t t, const Utilisation& u, double 
   const std::int64_t dt = t - now_;
   if (dt <= 0) return;
   const auto dts = static_cast<double>(dt);
-  const double e = power_w * dts * 1e-9;
-  energy_j_ += e;
-  activity_.add(u, dts);
-  if (core_.landed_mhz != wanted_.core_mhz || memory_.landed_mhz != wanted_.memory_mhz)
-    off_target_ns_ += dt;
-  if (capping_ && cap_mhz_ < core_.landed_mhz) capped_ns_ += dt;
+  const double e = account(dt, u, power_w);
   if (!run_.empty()) {
     const double share = run_.size() == 1 ? e : e / static_cast<double>(run_.size());
     for (Running& r : run_) {
@@ -419,6 +418,17 @@ inline void GpuTimeline::integrate(std::int64_t t, const Utilisation& u, double 
   }
   if (cfg_.record_segments) record_segment(dt, power_w, segment_id);
   now_ = t;
+}
+
+inline double GpuTimeline::account(std::int64_t dt, const Utilisation& u, double power_w) {
+  const auto dts = static_cast<double>(dt);
+  const double e = power_w * dts * 1e-9;
+  energy_j_ += e;
+  activity_.add(u, dts);
+  if (core_.landed_mhz != wanted_.core_mhz || memory_.landed_mhz != wanted_.memory_mhz)
+    off_target_ns_ += dt;
+  if (capping_ && cap_mhz_ < core_.landed_mhz) capped_ns_ += dt;
+  return e;
 }
 
 inline void GpuTimeline::record_segment(std::int64_t dt, double power_w, std::int32_t segment_id) {
@@ -650,13 +660,7 @@ inline void GpuTimeline::run_alone(const KernelCost& cost, double time_scale, st
     const std::int64_t dt = t - now_;
     if (dt <= 0) return;
     const auto dts = static_cast<double>(dt);
-    const double e = p * dts * 1e-9;
-    energy_j_ += e;
-    activity_.add(su, dts);
-    if (core_.landed_mhz != wanted_.core_mhz || memory_.landed_mhz != wanted_.memory_mhz)
-      off_target_ns_ += dt;
-    if (capping_ && cap_mhz_ < core_.landed_mhz) capped_ns_ += dt;
-    energy += e;
+    energy += account(dt, su, p);
     core_time += dts * eff_.core_mhz;
     memory_time += dts * eff_.memory_mhz;
     if (progress) remaining -= dts / full_ns;
