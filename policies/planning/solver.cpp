@@ -302,6 +302,19 @@ void totals(const Tables& tb, Solution& s) {
 
 }  // namespace
 
+namespace {
+
+// The greatest float not above x (x not NaN).
+float float_at_most(double x) {
+  constexpr float kMax = std::numeric_limits<float>::max();
+  if (x > kMax) return x == std::numeric_limits<double>::infinity() ? HUGE_VALF : kMax;
+  if (x < -kMax) return -HUGE_VALF;
+  const auto f = static_cast<float>(x);
+  return static_cast<double>(f) > x ? std::nextafter(f, -HUGE_VALF) : f;
+}
+
+}  // namespace
+
 Solution solve_budget(const Tables& tb, const Hulls& h, double budget) {
   std::vector<std::uint32_t> picks(tb.items);
   // lambda = 0: every item at its least energy.
@@ -450,7 +463,7 @@ Solution solve_budget(const Tables& tb, const Hulls& h, double budget) {
           bestp = static_cast<std::int32_t>(p);
         }
       }
-      if (hv) hv->cheaper_dt = cheaper_dt;
+      if (hv) hv->cheaper_dt = float_at_most(cheaper_dt);
       if (bestp < 0) continue;
       const double dt = tb.t(i, static_cast<std::size_t>(bestp)) - t0;
       auto k = choices[c].count;

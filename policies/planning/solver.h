@@ -42,12 +42,14 @@ Hulls lower_hulls(const Tables& t, const std::vector<char>* allowed = nullptr);
 struct HullVertex {
   double t, e;
   std::int32_t pair;
-  // The least time over t (t_p - t, rounded) of the mode's pairs p that use
-  // less energy (e_p < e), +inf when none does; NaN until solve_budget's last
-  // pass, which looks for such a pair within the budget left, first needs it
-  // (it then skips the vertex whenever this is above what is left).
-  mutable double cheaper_dt = std::numeric_limits<double>::quiet_NaN();
+  // At most the least time over t (t_p - t, rounded) of the mode's pairs p
+  // that use less energy (e_p < e), +inf when none does; NaN until
+  // solve_budget's last pass, which looks for such a pair within the budget
+  // left, first needs it (it then skips the vertex whenever this is above
+  // what is left). A float rounded down, in what would be the padding.
+  mutable float cheaper_dt = std::numeric_limits<float>::quiet_NaN();
 };
+static_assert(sizeof(HullVertex) == 2 * sizeof(double) + 2 * sizeof(std::int32_t));
 using ModeChains = std::vector<std::vector<HullVertex>>;
 void row_hulls(const Grid& g, const double* time_ns, const double* energy_j, ModeChains& out);
 // Table rows and each row's hulls of every memory mode (row_hulls): what a
