@@ -34,8 +34,7 @@
 
 #include <algorithm>
 
-#include "policies/registry.h"
-#include "sim/engine.h"
+#include "tests/policies/toy_run.h"
 
 namespace dvfsim::testing {
 namespace {
@@ -137,22 +136,8 @@ struct GuardRig {
     base = run("native", {});
   }
   RunResult run(const std::string& policy, const std::map<std::string, std::string>& params) {
-    const PolicyInfo& info = find_policy(policy);
-    auto p = info.make(resolve_params(info, params));
-    EngineInputs in;
-    in.workload = &w;
-    in.device = &dev;
-    in.latency = &lat;
-    in.power = &pow;
-    in.governor = &gov;
-    in.costs = &costs;
-    in.baseline = policy == "native" ? nullptr : &base;
-    EngineConfig cfg;
-    cfg.switch_latency_override_us = 0.0;
-    RunResult r = replay(in, *p, cfg);
-    r.policy_notes = p->notes();
-    r.solver = p->solve_reports();
-    return r;
+    return run_toy({&w, &dev, &lat, &pow, &gov, &costs}, policy, params,
+                   policy == "native" ? nullptr : &base, 0.0);
   }
 };
 

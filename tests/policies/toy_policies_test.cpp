@@ -19,6 +19,7 @@
 #include "policies/planning/replay.h"
 #include "policies/registry.h"
 #include "sim/engine.h"
+#include "tests/policies/toy_run.h"
 
 namespace dvfsim::testing {
 namespace {
@@ -118,22 +119,8 @@ struct Rig {
   }
   RunResult run(const std::string& policy, const std::map<std::string, std::string>& params,
                 bool with_baseline = true, double latency_us = 0.0) {
-    const PolicyInfo& info = find_policy(policy);
-    auto p = info.make(resolve_params(info, params));
-    EngineInputs in;
-    in.workload = &w;
-    in.device = &dev;
-    in.latency = &lat;
-    in.power = &pow;
-    in.governor = &gov;
-    in.costs = &costs;
-    in.baseline = with_baseline ? &base : nullptr;
-    EngineConfig cfg;
-    cfg.switch_latency_override_us = latency_us;
-    RunResult r = replay(in, *p, cfg);
-    r.solver = p->solve_reports();  // as the runner does
-    r.policy_notes = p->notes();
-    return r;
+    return run_toy({&w, &dev, &lat, &pow, &gov, &costs}, policy, params,
+                   with_baseline ? &base : nullptr, latency_us);
   }
 };
 
