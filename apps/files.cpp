@@ -77,17 +77,21 @@ char* Fixed::write(char* to) const {
   if (rounded_exactly(std::fabs(value) * kPow10[decimals], n)) {
     const auto scale = static_cast<std::uint64_t>(kPow10[decimals]);
     if (std::signbit(value)) *to++ = '-';  // printf's "-0.0" too
-    to = fmt::format_to(to, FMT_COMPILE("{}"), n / scale);
-    if (decimals == 0) return to;
-    *to = '.';
-    std::uint64_t f = n % scale;
-    for (int i = decimals; i > 0; --i) {
-      to[i] = static_cast<char>('0' + f % 10);
-      f /= 10;
-    }
-    return to + decimals + 1;
+    return write_scaled_digits(to, n, scale, decimals);
   }
   return std::to_chars(to, to + kMaxChars, value, std::chars_format::fixed, decimals).ptr;
+}
+
+char* write_scaled_digits(char* to, std::uint64_t n, std::uint64_t scale, int decimals) {
+  to = fmt::format_to(to, FMT_COMPILE("{}"), n / scale);
+  if (decimals == 0) return to;
+  *to = '.';
+  std::uint64_t f = n % scale;
+  for (int i = decimals; i > 0; --i) {
+    to[i] = static_cast<char>('0' + f % 10);
+    f /= 10;
+  }
+  return to + decimals + 1;
 }
 
 char* Significant::write(char* to) const {

@@ -56,6 +56,11 @@ struct Significant {
   char* write(char* to) const;
 };
 
+// Writes n / scale, then (decimals > 0) '.' and the last `decimals` digits of
+// n, zero-padded: a value rounded to n x 10^-decimals, scale = 10^decimals.
+// Returns the end. The sign is the caller's.
+char* write_scaled_digits(char* to, std::uint64_t n, std::uint64_t scale, int decimals);
+
 // Where an output is formatted: a buffer that writers append to and that
 // drains whenever it holds more than kChunkBytes (call `row_done()` after
 // each record), so a file of any size is written in bounded memory.

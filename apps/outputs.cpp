@@ -352,15 +352,7 @@ struct RoundedFixed {
     const auto whole = static_cast<std::uint64_t>(scaled);
     const std::uint64_t n = whole + (scaled - static_cast<double>(whole) >= 0.5);
     if (value < 0 && n > 0) *to++ = '-';
-    to = fmt::format_to(to, FMT_COMPILE("{}"), n / scale);
-    if (decimals == 0) return to;
-    *to = '.';
-    std::uint64_t f = n % scale;
-    for (int i = decimals; i > 0; --i) {
-      to[i] = static_cast<char>('0' + f % 10);
-      f /= 10;
-    }
-    return to + decimals + 1;
+    return write_scaled_digits(to, n, scale, decimals);
   }
 };
 
