@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "sim/error.h"
 #include "sim/hash.h"
@@ -105,10 +106,13 @@ char* Significant::write(char* to) const {
       while (a >= kPow10[e + 1]) ++e;
     else
       while (a * kPow10[-e] < 1) --e;
-    const int k = digits - 1 - e;
-    const double s = k >= 0 ? a * kPow10[k] : a / kPow10[-k];  // one rounding either way
+    const int k = digits - 1 - e;  // up to 26 (12 digits of 1e-15): past the table
+    constexpr int kTop = static_cast<int>(std::size(kPow10)) - 1;
+    const bool in_table = k <= kTop && k >= -kTop;
+    // One rounding either way.
+    const double s = !in_table ? 0.0 : k >= 0 ? a * kPow10[k] : a / kPow10[-k];
     std::uint64_t n = 0;
-    if (s >= kPow10[digits - 1] && s < kPow10[digits] && rounded_exactly(s, n)) {
+    if (in_table && s >= kPow10[digits - 1] && s < kPow10[digits] && rounded_exactly(s, n)) {
       if (n == static_cast<std::uint64_t>(kPow10[digits])) {  // 9.99..95 -> 10.0
         n /= 10;
         ++e;
