@@ -327,14 +327,7 @@ void GpuTimeline::evaluate_ahead(const std::vector<KernelCost>& costs, std::size
   const KernelCost* __restrict k = costs.data() + i;
   KernelAtClocks* __restrict out = a.at.data();
   const std::size_t n = a.end - i;
-  for (std::size_t j = 0; j < n; ++j) {
-    KernelAtClocks r;
-    const double d = lat.duration_ns(k[j], lat_at);
-    r.duration_ns = d > 1.0 ? d : 1.0;  // std::max(1.0, d), as kernel_at
-    r.u = lat.utilisation(k[j], lat_at, r.duration_ns);
-    r.power_w = pow.power_w(r.u, pow_at);
-    out[j] = r;
-  }
+  for (std::size_t j = 0; j < n; ++j) out[j] = kernel_at(lat, lat_at, pow, pow_at, k[j]);
 }
 
 void GpuTimeline::set_idle_power(std::int64_t key) {

@@ -72,6 +72,18 @@ inline KernelAtClocks kernel_at(const LatencyModel& lat, const PowerModel& pow, 
   r.power_w = pow.power_w(r.u, c);
   return r;
 }
+// The same through the models' inline forms, their terms at the clocks looked
+// up once by the caller (`la`, `pa`: lat.at(c), pow.at(c)): the same numbers
+// (sim/model_forms.h).
+inline KernelAtClocks kernel_at(const RooflineForm& lat, const RooflineForm::At& la,
+                                const CmosForm& pow, const CmosForm::At& pa, const KernelCost& k) {
+  KernelAtClocks r;
+  const double d = lat.duration_ns(k, la);
+  r.duration_ns = d > 1.0 ? d : 1.0;  // std::max(1.0, d), as above
+  r.u = lat.utilisation(k, la, r.duration_ns);
+  r.power_w = pow.power_w(r.u, pa);
+  return r;
+}
 
 // The firmware warm-ups of the replays of one workload (its costs and gaps)
 // on one device with one set of models: the warm-up depends on nothing else

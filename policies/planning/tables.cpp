@@ -58,19 +58,12 @@ ModelRow model_row(const Grid& g, const LatencyModel& lat, const PowerModel& pow
   const CmosForm* pf = pow.inline_form();
   for (std::size_t p = 0; p < g.pairs.size(); ++p) {
     const Clocks& c = g.pairs[p];
-    if (lf && pf) {
-      // kernel_at through the models' inline forms, each pair's terms looked
-      // up once instead of by every call (the same numbers: sim/model_forms.h).
-      const RooflineForm::At a = lf->at(c);
-      const double d = lf->duration_ns(k, a);
-      const double duration = d > 1.0 ? d : 1.0;  // std::max(1.0, d), as kernel_at
-      m.duration_ns[p] = duration;
-      m.power_w[p] = pf->power_w(lf->utilisation(k, a, duration), pf->at(c));
-    } else {
-      const KernelAtClocks r = kernel_at(lat, pow, k, c);
-      m.duration_ns[p] = r.duration_ns;
-      m.power_w[p] = r.power_w;
-    }
+    // Through the models' inline forms when they have them: each pair's
+    // terms looked up once instead of by every call.
+    const KernelAtClocks r =
+        lf && pf ? kernel_at(*lf, lf->at(c), *pf, pf->at(c), k) : kernel_at(lat, pow, k, c);
+    m.duration_ns[p] = r.duration_ns;
+    m.power_w[p] = r.power_w;
   }
   return m;
 }
