@@ -320,13 +320,7 @@ struct Microseconds {
   char* write(char* to) const {
     const auto a = ns < 0 ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
     if (ns < 0) *to++ = '-';
-    to = fmt::format_to(to, FMT_COMPILE("{}"), a / 1000);
-    const auto frac = static_cast<unsigned>(a % 1000);
-    to[0] = '.';
-    to[1] = static_cast<char>('0' + frac / 100);
-    to[2] = static_cast<char>('0' + frac / 10 % 10);
-    to[3] = static_cast<char>('0' + frac % 10);
-    return to + 4;
+    return write_scaled_digits(to, a, 1000, 3);
   }
 };
 std::string us_text(std::int64_t ns) {
