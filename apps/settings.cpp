@@ -64,7 +64,7 @@ const std::vector<EngineSetting>& engine_settings() {
          j.field(key, s.models.data_activity);
        }},
       {"host_overhead",
-       "profiler host-overhead correction of Kineto traces: off, auto (the default, 1.96) or "
+       "profiler host-overhead correction of Kineto traces: off, auto (the default, 2.06) or "
        "a factor in [1, 100] (docs/validation.md)",
        [](RunSettings& s, const std::string& v) { s.host = parse_host_overhead(v); },
        [](JsonWriter& j, std::string_view key, const RunSettings& s) {

@@ -8,7 +8,6 @@
 #include <numeric>
 #include <ostream>
 #include <string_view>
-#include <vector>
 
 #include "apps/runner.h"
 #include "sim/error.h"
@@ -19,35 +18,24 @@ namespace dvfsim {
 namespace {
 
 // Mean profiled host step over the unprofiled one, from capture.py's keys; 0
-// when either is absent. Present but not positive numbers are an error. As in
-// the correction (traces/host_overhead.h), leading profiled steps longer than
-// the median of the steps after the first count as that median (profiler
-// warm-up), so that the factor is the one to pass with the correction on.
+// when either is absent. Present but not positive numbers are an error.
 double paired_host_factor(simdjson::dom::element doc, const std::string& path) {
   double unprofiled = 0;
   simdjson::dom::array profiled;
   if (doc["host_step_s_mean"].get(unprofiled) != simdjson::SUCCESS ||
       doc["profile"]["host_step_s"].get(profiled) != simdjson::SUCCESS)
     return 0;
-  std::vector<double> steps;
+  double sum = 0;
+  std::size_t n = 0;
   for (simdjson::dom::element e : profiled) {
     double h = 0;
     if (e.get(h) != simdjson::SUCCESS || !(h > 0) || !std::isfinite(h))
-      throw InputError(
-          fmt::format("{}: field 'profile.host_step_s[{}]' is not a positive number of seconds",
-                      path, steps.size()));
-    steps.push_back(h);
+      throw InputError(fmt::format(
+          "{}: field 'profile.host_step_s[{}]' is not a positive number of seconds", path, n));
+    sum += h;
+    ++n;
   }
-  const std::size_t n = steps.size();
   if (n == 0) return 0;
-  if (n >= 2) {
-    std::vector<double> rest(steps.begin() + 1, steps.end());
-    std::nth_element(rest.begin(), rest.begin() + static_cast<std::ptrdiff_t>(rest.size() / 2),
-                     rest.end());
-    const double median = rest[rest.size() / 2];
-    for (std::size_t i = 0; i + 1 < n && steps[i] > median; ++i) steps[i] = median;
-  }
-  const double sum = std::accumulate(steps.begin(), steps.end(), 0.0);
   if (!(unprofiled > 0) || !std::isfinite(unprofiled))
     throw InputError(
         fmt::format("{}: field 'host_step_s_mean' is not a positive number of seconds", path));
@@ -190,9 +178,8 @@ void print_validation(std::ostream& out, const ValidationReport& r, double toler
                        r.host.enabled ? "native trace" : "--host-overhead off");
   if (r.measured.paired_host_factor > 0)
     out << fmt::format(
-        "this capture's own pairing: profiled host time {:.2f} x the unprofiled, first-step "
-        "warm-up removed (for what-if runs of it: --set host_overhead={:.2f}; not a held-out "
-        "check of the time)\n",
+        "this capture's own pairing: profiled host time {:.2f} x the unprofiled (for what-if "
+        "runs of it: --set host_overhead={:.2f}; not a held-out check of the time)\n",
         r.measured.paired_host_factor, std::max(1.0, r.measured.paired_host_factor));
   if (r.paired)
     out << fmt::format(

@@ -481,7 +481,7 @@ NOTEBOOKS["05-validation.ipynb"] = notebook([
     model under `native` (the GPU left to its firmware, as it ran during the
     measurement), twice: `host_overhead=off` (the traced host timeline as
     traced: *raw*) and `auto` (the profiler host-overhead correction, factor
-    1.96 after the first step's warm-up, docs/validation.md: *corrected*). Measured values come from the NVML
+    2.06, docs/validation.md: *corrected*). Measured values come from the NVML
     energy window stored next to each trace (`<trace>.measured.json`).
     """),
     setup("validation_h200"),
@@ -591,11 +591,11 @@ NOTEBOOKS["05-validation.ipynb"] = notebook([
     captured after every rule was set (`validation/h200/heldout/`). The
     launch-bound captures (small-batch training, KV-cache decode, MoE, T5,
     MobileNetV3) are those the correction moves. The misses: launch-bound
-    host time, where the profiler's stretch differs from the default 1.96
-    (HF GPT-2 b1 +28 % in time, the MLP −33 %, T5 −12 %; docs/validation.md,
+    host time, where the profiler's stretch differs from the default 2.06
+    (HF GPT-2 b1 +25 % in time, the MLP −31 %, T5 −15 %; docs/validation.md,
     "How steady the stretch is": one workload's stretch moves by up to
-    1.33× between one-second blocks), GPT-3 medium 12-01 (+15 % energy),
-    MoE (+11 % energy), ViT (+6 % energy, its power), the fp32 LSTM
+    1.33× between one-second blocks), GPT-3 medium 12-01 (+12 % energy),
+    ViT (+9 % time, +8 % energy: host time placed wrong), the fp32 LSTM
     (+11 % energy: its SIMT GEMMs); the fp32 encoder's SIMT GEMMs draw the
     `simt_matrix` term (+0.5 % energy,
     −11 % without it); see docs/validation.md. The table is

@@ -50,62 +50,6 @@ TEST(HostOverhead, HalvesActiveHostTimeAndKeepsBlockedTime) {
   EXPECT_NO_THROW(w.validate());
 }
 
-// Two iterations of three launches each, no synchronisation: iteration 0 at
-// 0, 1, 2 x step0_us, iteration 1 from 3 x step0_us every step1_us.
-Workload two_iterations(std::int64_t step0_us, std::int64_t step1_us, bool same_count = true) {
-  Workload w;
-  w.intern("");
-  auto launch = [&](std::int64_t t_us, std::int32_t it) {
-    Kernel k;
-    k.host_launch_ns = t_us * 1000;
-    k.traced_start_ns = k.host_launch_ns + 5'000'000;
-    k.work.duration_ns = 1'000;
-    k.iteration = it;
-    w.kernels.push_back(k);
-  };
-  for (std::int64_t i = 0; i < 3; ++i) launch(i * step0_us, 0);
-  const std::int64_t next = 3 * step0_us;
-  for (std::int64_t i = 0; i < (same_count ? 3 : 4); ++i) launch(next + i * step1_us, 1);
-  w.iterations = 2;
-  w.iteration_begin = {0, 3, static_cast<std::uint32_t>(w.kernels.size())};
-  return w;
-}
-
-TEST(HostOverhead, FirstStepSlowerThanTheNextIsBroughtToItsPace) {
-  // Iteration 0 spans 200 us of launches, iteration 1 100 us: the first ran
-  // 2x slower (profiler warm-up), so its window (0-300 us) is halved before
-  // the division by 2: 300 us -> 75 us; iteration 1 is only divided by 2.
-  Workload w = two_iterations(100, 50);
-  HostOverhead h;
-  h.factor = 2.0;
-  const HostOverheadStats st = remove_host_overhead(w, h);
-  EXPECT_EQ(st.warmup_iterations, 1);
-  EXPECT_DOUBLE_EQ(st.warmup_ratio, 2.0);
-  const std::int64_t want_us[] = {0, 25, 50, 75, 100, 125};
-  for (std::size_t i = 0; i < 6; ++i)
-    EXPECT_EQ(w.kernels[i].host_launch_ns, want_us[i] * 1000) << i;
-  EXPECT_EQ(st.active_ns_before, 400'000);
-  EXPECT_EQ(st.active_ns_after, 125'000);
-  ASSERT_EQ(w.notes.size(), 1u);
-  EXPECT_NE(w.notes[0].find("2.00x"), std::string::npos) << w.notes[0];
-  EXPECT_NO_THROW(w.validate());
-}
-
-TEST(HostOverhead, AFasterFirstStepOrStepsOfAnotherShapeAreOnlyDivided) {
-  // Iteration 0 faster than iteration 1: never stretched, plain halving.
-  Workload fast = two_iterations(50, 100);
-  HostOverhead h;
-  h.factor = 2.0;
-  EXPECT_EQ(remove_host_overhead(fast, h).warmup_iterations, 0);
-  EXPECT_EQ(fast.kernels[3].host_launch_ns, 75'000);   // 150 us / 2
-  EXPECT_EQ(fast.kernels[5].host_launch_ns, 175'000);  // 350 us / 2
-  // Iteration 1 launches four kernels, iteration 0 three: not the same step.
-  Workload other = two_iterations(100, 50, false);
-  EXPECT_EQ(remove_host_overhead(other, h).warmup_iterations, 0);
-  EXPECT_EQ(other.kernels[3].host_launch_ns, 150'000);  // 300 us / 2
-  EXPECT_TRUE(other.notes.empty());
-}
-
 TEST(HostOverhead, OffAndFactorOneChangeNothing) {
   for (const char* spec : {"off", "1"}) {
     Workload w = four_launches();
