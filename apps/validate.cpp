@@ -141,12 +141,13 @@ ValidationReport validate_trace(const std::string& trace, const std::string& mea
   ValidationReport r;
   r.measured = read_measured(measured, iterations);
   r.host = host;
-  r.corrected = host.enabled && detect_trace_format(trace) == TraceFormat::kineto;
+  const bool kineto = detect_trace_format(trace) == TraceFormat::kineto;
+  r.corrected = host.enabled && kineto;
   HostOverhead off;
   off.enabled = false;
   r.raw = predict(trace, device, off, r.measured);
   r.predicted = r.corrected ? predict(trace, device, host, r.measured) : r.raw;
-  if (r.measured.paired_host_factor > 0 && detect_trace_format(trace) == TraceFormat::kineto) {
+  if (r.measured.paired_host_factor > 0 && kineto) {
     HostOverhead own;
     own.factor = std::max(1.0, r.measured.paired_host_factor);
     r.paired = predict(trace, device, own, r.measured);
