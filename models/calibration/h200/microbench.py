@@ -257,10 +257,75 @@ def build_benches(torch, F, args):
                    burst((8192, 8192, 8192), 0.050, 0.005), burst((4096, 4096, 4096), 0.100, 0.010),
                    burst((2048, 8192, 2048), 0.100, 0.010), burst((8192, 8192, 256), 0.100, 0.010),
                    benches[-1]]
+    if args.suite == "l2":
+        # the same elementwise kernels on data that stay in the L2 and on data
+        # that stream through DRAM (docs/calibration.md, "Elementwise kernels
+        # in L2"): one CUDA graph of back-to-back ops per call, so that no
+        # host gap separates kernels of a few microseconds
+        benches = [benches[0]] + l2_benches(torch, args) + [benches[-1]]
     if args.only:
         keep = set(args.only.split(","))
         benches = [b for b in benches if b.name in keep]
     return benches
+
+
+def l2_benches(torch, args):
+    """z = x + y (fp32, random x and y that never change, so the data stay
+    random) on S MB per tensor, 3 S of traffic per kernel, and sum(x) over S
+    MB (reads only), each as a CUDA graph of back-to-back kernels lasting
+    ~2 ms. Busy time is the profiled kernel time (graphs leave ~0.3 us between
+    kernels)."""
+    dev = "cuda"
+    g = torch.Generator(device=dev)
+    g.manual_seed(4321)
+
+    def graph_of(op, n):
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for _ in range(3):
+                op()
+            gr = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(gr):
+                for _ in range(n):
+                    op()
+        torch.cuda.current_stream().wait_stream(s)
+        return gr
+
+    def add_bench(mb):
+        n_el = mb * MB // 4
+        per = max(8, min(1500, round(2e-3 / (3 * mb * MB / 3.0e12))))
+        def make():
+            x = torch.randn(n_el, device=dev, generator=g)
+            y = torch.randn(n_el, device=dev, generator=g)
+            z = torch.empty_like(x)
+            gr = graph_of(lambda: torch.add(x, y, out=z), per)
+            def fn(i):
+                gr.replay()
+            return fn
+        b = Bench(f"l2_add_fp32_{mb}MB", "elementwise", make, per * n_el, per * 3 * n_el * 4,
+                  note=f"CUDA graph of {per} z = x + y on {mb} MB fp32 tensors (footprint "
+                       f"{3 * mb} MB), random data")
+        b.busy_from_profile, b.profile_reps = True, 2
+        return b
+
+    def sum_bench(mb):
+        n_el = mb * MB // 4
+        per = max(8, min(1500, round(2e-3 / (mb * MB / 3.0e12))))
+        def make():
+            x = torch.randn(n_el, device=dev, generator=g)
+            out = torch.empty((), device=dev)
+            gr = graph_of(lambda: torch.sum(x, dim=0, out=out), per)
+            def fn(i):
+                gr.replay()
+            return fn
+        b = Bench(f"l2_sum_fp32_{mb}MB", "reduction", make, per * n_el, per * n_el * 4,
+                  note=f"CUDA graph of {per} sum(x) over {mb} MB fp32, random data")
+        b.busy_from_profile, b.profile_reps = True, 2
+        return b
+
+    return ([add_bench(mb) for mb in (2, 4, 8, 12, 16, 24, 48, 128, 384)] +
+            [sum_bench(mb) for mb in (8, 32, 512)])
 
 
 OCC_GRIDS = (1, 8, 33, 66, 132)
@@ -552,7 +617,7 @@ def main():
     ap.add_argument("--ahead-s", type=float, default=0.03)
     ap.add_argument("--sample-s", type=float, default=0.01)
     ap.add_argument("--only", default="", help="comma-separated benchmark names")
-    ap.add_argument("--suite", choices=("calib", "extra", "occupancy", "burst"), default="calib")
+    ap.add_argument("--suite", choices=("calib", "extra", "occupancy", "burst", "l2"), default="calib")
     ap.add_argument("--no-deep-idle", action="store_true")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -651,7 +716,8 @@ def main():
             continue
         try:
             b = next(x for x in benches if x.name == row["name"])
-            n, names, kt, grids = count_kernels(torch, fn, 200 if b.busy_from_profile else 1)
+            reps = getattr(b, "profile_reps", 200) if b.busy_from_profile else 1
+            n, names, kt, grids = count_kernels(torch, fn, reps)
             d = details[row["name"]]
             d["kernel_grids"] = grids[:8]
             if hasattr(b, "grid"):
