@@ -1,6 +1,10 @@
 #include "models/roofline_overlap.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+
+#include "sim/error.h"
 
 namespace dvfsim {
 namespace {
@@ -25,6 +29,13 @@ const bool registered = register_model({
             {"l2_bytes_per_clock", true, 1, 1e6, "L2 bandwidth per core clock, whole GPU (B)"},
             {"tensor_dram_amplification", true, 1, 100,
              "DRAM bytes of tensor-core kernels over their compulsory bytes"},
+            {"l2_bytes", false, 1, 1e12, "L2 capacity (B); absent: no L2 residency"},
+            {"l2_resident_below", false, 0, 10,
+             "footprint over l2_bytes under which a memory-bound kernel's bytes are L2 hits"},
+            {"l2_resident_above", false, 0, 10,
+             "footprint over l2_bytes over which none of them are"},
+            {"l2_hit_dram_power", false, 0, 1,
+             "memory power of a byte served by L2 over that of a DRAM byte"},
         },
     .make_latency = [](const Device& d) -> std::unique_ptr<LatencyModel> {
       return std::make_unique<RooflineOverlap>(d);
@@ -45,6 +56,25 @@ RooflineParams RooflineParams::of(const Device& d) {
   r.memory_efficiency = p.number("memory_efficiency");
   r.l2_bytes_per_clock = p.number("l2_bytes_per_clock");
   r.tensor_dram_amplification = p.number("tensor_dram_amplification");
+  const char* l2_keys[] = {"l2_bytes", "l2_resident_below", "l2_resident_above",
+                           "l2_hit_dram_power"};
+  int given = 0;
+  for (const char* k : l2_keys) given += p.has(k) ? 1 : 0;
+  if (given != 0 && given != 4)
+    throw InputError(
+        fmt::format("{}: latency: the L2 residency keys go together: l2_bytes, l2_resident_below, "
+                    "l2_resident_above and l2_hit_dram_power",
+                    d.source_path));
+  if (given == 4) {
+    r.l2_bytes = p.number("l2_bytes");
+    r.l2_resident_below = p.number("l2_resident_below");
+    r.l2_resident_above = p.number("l2_resident_above");
+    r.l2_hit_dram_power = p.number("l2_hit_dram_power");
+    if (!(r.l2_resident_below < r.l2_resident_above))
+      throw InputError(fmt::format(
+          "{}: latency: l2_resident_below ({}) must be less than l2_resident_above ({})",
+          d.source_path, r.l2_resident_below, r.l2_resident_above));
+  }
   return r;
 }
 
@@ -122,6 +152,13 @@ std::vector<KernelCost> RooflineOverlap::prepare(const Workload& w, const Device
     const double bytes = k.work.dram_bytes * (kc.tensor ? amp_capture : 1.0);
     const double amp_ratio = kc.tensor && !same ? amp_target / amp_capture : 1.0;
     kc.dram_bytes = bytes * amp_ratio;
+    // Memory-bound kernels with shapes whose data fit in the target's L2
+    // (their footprint known only from shapes: the fallback's bytes are a
+    // rate times the duration, not a footprint).
+    if (k.work.source == WorkSource::shapes &&
+        (k.cls == KernelClass::elementwise || k.cls == KernelClass::reduction ||
+         k.cls == KernelClass::norm))
+      kc.dram_bytes *= tp.dram_power_share(k.work.dram_bytes);
     const double d = static_cast<double>(k.work.duration_ns);
     if (k.cls == KernelClass::communication) {
       // Collectives wait on the interconnect (NVLink, PCIe, network) and on

@@ -9,7 +9,9 @@
 // L2 (l2_bytes_per_clock x core clock), so memory-bound kernels slow down once
 // the core clock falls below the point where L2 can no longer feed DRAM.
 // Tensor-core kernels move tensor_dram_amplification x their compulsory bytes
-// through DRAM on each device (operand panels re-read when the L2 is small).
+// through DRAM on each device (operand panels re-read when the L2 is small);
+// memory-bound kernels whose data fit in L2 draw less DRAM power
+// (RooflineParams::dram_power_share).
 // Retargeting scales tc by peak compute per clock and tm by bandwidth per
 // memory clock, divided by the target's efficiency factors.
 //
@@ -36,6 +38,25 @@ struct RooflineParams {
   // compulsory bytes (each operand read once, the result written once): > 1
   // when the L2 is too small to hold the operand panels that tiles re-read.
   double tensor_dram_amplification = 1.0;
+  // L2 residency of memory-bound kernels (elementwise, reduction, norm) with
+  // shapes: a kernel whose footprint (its compulsory bytes, read and written)
+  // is under l2_resident_below x l2_bytes finds its data in L2, one over
+  // l2_resident_above x l2_bytes in DRAM, linearly between; a byte served by
+  // L2 draws l2_hit_dram_power of a DRAM byte's memory power. Only the bytes
+  // that draw power change (KernelCost::dram_bytes), not the kernel's time.
+  // l2_bytes 0 (the keys absent): every byte is DRAM traffic.
+  double l2_bytes = 0.0;
+  double l2_resident_below = 0.0;
+  double l2_resident_above = 0.0;
+  double l2_hit_dram_power = 1.0;
+  // Share of a memory-bound kernel's bytes that draws DRAM power, for a
+  // footprint of `bytes`: 1 without an L2 model.
+  double dram_power_share(double bytes) const {
+    if (!(l2_bytes > 0)) return 1.0;
+    const double lo = l2_resident_below * l2_bytes, hi = l2_resident_above * l2_bytes;
+    const double hit = bytes <= lo ? 1.0 : bytes >= hi ? 0.0 : (hi - bytes) / (hi - lo);
+    return 1.0 - hit + hit * l2_hit_dram_power;
+  }
   // The device's `latency:` section; InputError when it uses another model.
   static RooflineParams of(const Device& d);
   // Whether a kernel of this class runs a grid on the SMs, and so has a

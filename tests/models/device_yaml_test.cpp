@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "models/cmos_power.h"
+#include "models/roofline_overlap.h"
 #include "sim/error.h"
 #include "sim/model_registry.h"
 
@@ -61,6 +62,41 @@ TEST(DeviceYaml, TheKernelGapIsOptionalAndRangeChecked) {
   const std::string e =
       error_of(replace(h200_text(), "kernel_gap_ns: {value: 900", "kernel_gap_ns: {value: -1"));
   EXPECT_NE(e.find("compute.kernel_gap_ns"), std::string::npos) << e;
+}
+
+// The L2 residency keys of the roofline model go together, or not at all
+// (absent: every byte is DRAM traffic), and the band must not be empty.
+TEST(DeviceYaml, TheL2ResidencyKeysGoTogether) {
+  auto erase_line = [](std::string t, const std::string& key) {
+    const auto at = t.find("  " + key + ":");
+    EXPECT_NE(at, std::string::npos) << key;
+    if (at != std::string::npos) t.erase(at, t.find('\n', at) + 1 - at);
+    return t;
+  };
+  auto roofline_error = [](const std::string& yaml) -> std::string {
+    try {
+      RooflineParams::of(load_device_yaml(yaml, "test.yaml").device);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_DOUBLE_EQ(RooflineParams::of(load_device_yaml(h200_text(), "h200.yaml").device).l2_bytes,
+                   62914560.0);
+  std::string none = h200_text();
+  for (const char* k : {"l2_bytes", "l2_resident_below", "l2_resident_above", "l2_hit_dram_power"})
+    none = erase_line(none, k);
+  const RooflineParams off = RooflineParams::of(load_device_yaml(none, "test.yaml").device);
+  EXPECT_DOUBLE_EQ(off.dram_power_share(1.0), 1.0);
+  const std::string partial = roofline_error(erase_line(h200_text(), "l2_hit_dram_power"));
+  EXPECT_NE(partial.find("test.yaml: latency: the L2 residency keys go together"),
+            std::string::npos)
+      << partial;
+  const std::string empty = roofline_error(
+      replace(h200_text(), "l2_resident_above: {value: 0.92", "l2_resident_above: {value: 0.4"));
+  EXPECT_NE(empty.find("l2_resident_below (0.5) must be less than l2_resident_above (0.4)"),
+            std::string::npos)
+      << empty;
 }
 
 TEST(DeviceYaml, VoltageCurveIsMonotoneAndInterpolates) {

@@ -188,6 +188,55 @@ TEST(RooflineOverlap, TensorUtilisationFollowsTheMathPipe) {
   EXPECT_FALSE(costs[2].tensor);
 }
 
+// L2 residency on the H200 (60 MiB L2; all hits under 0.50 x L2 = 30 MiB, none
+// over 0.92 x L2 = 55.2 MiB; a hit draws 0.14 of a DRAM byte's power): an
+// elementwise kernel on 12 MiB draws power for 0.14 x its bytes; one on
+// 42.6 MiB, the middle, for half of them plus 0.14 of the other half (0.57);
+// one on 100 MiB for all of them. A GEMM of 12 MiB (weights stream from DRAM)
+// and an elementwise kernel without shapes (its bytes a rate times its
+// duration, no footprint) keep their bytes. The kernels' times do not change.
+TEST(RooflineOverlap, MemoryBoundKernelsOnDataInL2DrawLessDramPower) {
+  const Device& d = h200();
+  Workload w;
+  w.capture.device = "h200";
+  w.capture.core_mhz = 1980;
+  w.intern("");
+  const double mib = 1048576.0;
+  const double mid = 0.5 * (0.50 + 0.92) * 60;  // 42.6 MiB
+  struct K {
+    KernelClass cls;
+    double mib;
+    WorkSource src;
+  };
+  for (const K& c : {K{KernelClass::elementwise, 12, WorkSource::shapes},
+                     K{KernelClass::norm, mid, WorkSource::shapes},
+                     K{KernelClass::reduction, 100, WorkSource::shapes},
+                     K{KernelClass::gemm, 12, WorkSource::shapes},
+                     K{KernelClass::elementwise, 12, WorkSource::fallback}}) {
+    Kernel k;
+    k.cls = c.cls;
+    k.work.duration_ns = 20'000;
+    k.work.flops = 1e6;
+    k.work.dram_bytes = c.mib * mib;
+    k.work.source = c.src;
+    w.kernels.push_back(k);
+  }
+  const RooflineOverlap lat(d);
+  const auto costs = lat.prepare(w, d, d);
+  EXPECT_NEAR(costs[0].dram_bytes, 0.14 * 12 * mib, 1.0);
+  EXPECT_NEAR(costs[1].dram_bytes, 0.57 * mid * mib, 1.0);
+  EXPECT_NEAR(costs[2].dram_bytes, 100 * mib, 1.0);
+  EXPECT_NEAR(costs[3].dram_bytes, 12 * mib, 1.0);
+  EXPECT_NEAR(costs[4].dram_bytes, 12 * mib, 1.0);
+  const Clocks c0 = make_clocks(d, 1980, d.default_memory_mhz);
+  for (std::size_t i = 0; i < costs.size(); ++i)
+    EXPECT_NEAR(lat.duration_ns(costs[i], c0), 20'000.0, 1.0) << i;
+  // The memory term follows: 0.14 x 12 MiB in 20 us is 0.14 x 629 GB/s of the
+  // 4.8 TB/s peak.
+  EXPECT_NEAR(lat.utilisation(costs[0], c0, 20'000).memory,
+              0.14 * 12 * mib / (20e-6 * d.dram_bytes_per_s(d.default_memory_mhz)), 1e-9);
+}
+
 // The busy term's share: 33 CTAs on the H200's 132 SMs busy a quarter of the
 // GPU, and not during the 1 us launch and drain: a 10 us kernel has busy
 // 0.25 x 9/10 = 0.225, i.e. 0.225 x 100.38 W/(V^2 GHz) x 1 V^2 x 1.98 GHz =
