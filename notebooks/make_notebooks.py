@@ -511,7 +511,8 @@ NOTEBOOKS["05-validation.ipynb"] = notebook([
                 print("no measurement for", r["trace"])
                 continue
             label = r["trace_name"] + (" (classes)" if "/classes/" in r["trace"]
-                                       else " (held out)" if "/heldout/" in r["trace"] else "")
+                                       else " (held out)" if "/heldout/" in r["trace"]
+                                       else " (5 steps)" if "/firststep/" in r["trace"] else "")
             corrected = "host_overhead=off" not in r["run_id"]
             rows.append({"trace": label, "path": r["trace"], "corrected": corrected,
                          "predicted_energy_per_iteration_j": r["energy_per_iteration_j"],
@@ -587,19 +588,20 @@ NOTEBOOKS["05-validation.ipynb"] = notebook([
     energy and time per capture (bars: corrected; crosses: raw, clipped at
     ±60 %), with the workload class in brackets. Measured values are NVML
     energy-counter windows of unprofiled steps; the replay uses the two
-    profiled steps of each trace; "held out" marks the seven workloads
+    profiled steps of each trace (five for "5 steps",
+    `validation/h200/firststep/`); "held out" marks the seven workloads
     captured after every rule was set (`validation/h200/heldout/`). The
     launch-bound captures (small-batch training, KV-cache decode, MoE, T5,
     MobileNetV3) are those the correction moves. The misses: launch-bound
     host time, where the profiler's stretch differs from the default 2.06
     (HF GPT-2 b1 +25 % in time, the MLP −31 %, T5 −15 %; docs/validation.md,
     "How steady the stretch is": one workload's stretch moves by up to
-    1.33× between one-second blocks), GPT-3 medium 12-01 (+12 % energy),
-    ViT (+9 % time, +8 % energy: host time placed wrong), the fp32 LSTM
-    (+11 % energy: its SIMT GEMMs); the fp32 encoder's SIMT GEMMs draw the
-    `simt_matrix` term (+0.5 % energy,
-    −11 % without it); see docs/validation.md. The table is
-    `figures/05-validation.csv`.
+    1.33× between one-second blocks), the two-step ViT capture (+9 % time,
+    +7 % energy: its two steps' host; +3 % and +3 % with five steps), GPT-3
+    medium with five steps on another lease (+14 % time, +12 % energy), the
+    fp32 LSTM (+11 % energy: its SIMT GEMMs); memory-bound kernels on data in
+    L2 draw less DRAM power (MoE +9.6 → +4.2 %, T5 +4.3 → −1.5 %); see
+    docs/validation.md. The table is `figures/05-validation.csv`.
     """),
 ])
 

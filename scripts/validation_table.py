@@ -49,6 +49,14 @@ CAPTURES = [
     ("held out: `t5small_train_b16_t512`", "validation/h200/heldout/t5small_train_b16_t512", "HF T5 train", "launch"),
     ("held out: `gpt2_hf_train_b1_t128`", "validation/h200/heldout/gpt2_hf_train_b1_t128", "small batch", "launch"),
     ("held out: `mlp_train_b32`", "validation/h200/heldout/mlp_train_b32", "tiny MLP", "launch"),
+    # validation/h200/firststep/ (2026-12-03, later): six earlier workloads again, five
+    # profiled steps each, on another lease.
+    ("5 steps: `vit_b16_train_b64_s5`", "validation/h200/firststep/vit_b16_train_b64_s5", "ViT train", "GPU"),
+    ("5 steps: `bert_base_train_b32_t512_s5`", "validation/h200/firststep/bert_base_train_b32_t512_s5", "encoder train", "GPU"),
+    ("5 steps: `moe8x_train_b8_t1024_s5`", "validation/h200/firststep/moe8x_train_b8_t1024_s5", "MoE train", "launch"),
+    ("5 steps: `gpt3medium_train_b1_t512_s5`", "validation/h200/firststep/gpt3medium_train_b1_t512_s5", "small batch", "launch"),
+    ("5 steps: `encoder_small_train_b2_s5`", "validation/h200/firststep/encoder_small_train_b2_s5", "small batch", "launch"),
+    ("5 steps: `gpt2_hf_train_b1_t128_s5`", "validation/h200/firststep/gpt2_hf_train_b1_t128_s5", "small batch", "launch"),
 ]
 
 
