@@ -93,7 +93,8 @@ def main():
     out = a.out
 
     # 1. The sweep: devices x memory mode x budget.
-    run([a.dvfsim, "sweep", "experiments/hbm_breakdown.yaml", "--out", out, "--jobs", a.jobs])
+    run([a.dvfsim, "sweep", "experiments/hbm_breakdown.yaml", "--out", out, "--jobs", a.jobs,
+         "--full-outputs"])  # per_class reads each run's kernels.csv
     with open(os.path.join(ROOT, out, "results.csv")) as f:
         sweep = list(csv.DictReader(f))
     for r in sweep:  # run_dir is relative to the sweep's output directory
