@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <functional>
+#include <span>
 #include <utility>
 
 #include "models/capture_device.h"
@@ -52,6 +53,11 @@ class Args {
     return n;
   }
   double bytes(std::size_t i) const { return numel_of(i) * elt(i); }
+  // Every shape of input i (a TensorList's elements); empty when absent.
+  std::span<const Shape> shapes(std::size_t i) const {
+    if (i >= op_.inputs.size()) return {};
+    return op_.inputs[i].shapes;
+  }
   std::string_view concrete(std::size_t i) const {
     return i < op_.inputs.size() ? std::string_view(op_.inputs[i].concrete) : std::string_view();
   }
@@ -371,6 +377,40 @@ std::optional<OpWork> arange_work(const Args& a) {
   const double n = std::ceil((*end - *start) / *step);
   const int elt = a.elt(3) > 0 ? a.elt(3) : 8;
   return OpWork{n, std::max(n, 0.0) * elt};
+}
+
+// ---- recurrent layers (cuDNN) ---------------------------------------------
+
+// _cudnn_rnn(input, weight list, weight_stride0, ...) and
+// _cudnn_rnn_backward(input, weight list, ...): the input is [B, T, I] (or
+// [T, B, I]) and the weight list holds, per layer and direction, w_ih [G·H, in],
+// w_hh [G·H, H] and the biases. Every time step multiplies every matrix once
+// with one vector per sequence: 2 x B·T x (sum of the matrices' elements)
+// FLOPs forward; the backward computes the data and the weight gradients,
+// twice that. Bytes, an estimate: the input and the weights read once, and
+// the gates' pre-activations (B·T x the w_ih rows, G·H per layer and
+// direction) written by the GEMMs and read back by the gate kernels; the
+// backward twice the forward's.
+std::optional<OpWork> rnn_work(const Args& a, bool backward) {
+  const Shape* in = a.tensor(0);
+  if (!in || in->size() != 3 || (*in)[2] <= 0) return std::nullopt;
+  const double steps = numel(*in) / static_cast<double>((*in)[2]);  // B x T
+  double matrix_elements = 0, gate_rows = 0, weight_elements = 0;
+  bool input_matrix = true;  // w_ih and w_hh alternate among the 2-D weights
+  for (const Shape& w : a.shapes(1)) {
+    weight_elements += numel(w);
+    if (w.size() != 2) continue;
+    matrix_elements += numel(w);
+    if (input_matrix) gate_rows += static_cast<double>(w[0]);
+    input_matrix = !input_matrix;
+  }
+  if (!(matrix_elements > 0)) return std::nullopt;
+  const double es = a.elt(0) > 0 ? a.elt(0) : 4;
+  const double scale = backward ? 2.0 : 1.0;
+  OpWork w;
+  w.flops = scale * 2.0 * steps * matrix_elements;
+  w.dram_bytes = scale * (a.bytes(0) + weight_elements * es + 2.0 * steps * gate_rows * es);
+  return w;
 }
 
 // ---- multi-tensor (fused / foreach) kernels ------------------------------
@@ -781,6 +821,7 @@ std::optional<OpWork> estimate_op_work(const OpCall& op, int list_element_bytes)
       contains(o, "embedding_dense_backward") || o == "embedding_backward")
     return embedding_work(a, o);
   if (o == "arange") return arange_work(a);
+  if (o == "cudnn_rnn" || o == "cudnn_rnn_backward") return rnn_work(a, o == "cudnn_rnn_backward");
   if (is_elementwise(o)) return elementwise_work(a, o, inplace);
   return collective_work(op);
 }
@@ -961,11 +1002,23 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
         total += weight[m];
       }
     }
+    // A recurrent layer's FLOPs are its GEMMs' (the gate kernels between
+    // them do a few FLOPs per element): they go to its GEMM kernels alone.
+    const bool rnn = contains(bare, "_cudnn_rnn");
+    double gemm_total = 0;
+    if (rnn)
+      for (const std::uint32_t idx : members)
+        if (kernels[idx].cls == KernelClass::gemm)
+          gemm_total += static_cast<double>(kernels[idx].work.duration_ns);
     for (std::size_t m = 0; m < members.size(); ++m) {
       Kernel& k = kernels[members[m]];
       const double share =
           total > 0 ? weight[m] / total : 1.0 / static_cast<double>(members.size());
       k.work.flops = work->flops * share;
+      if (rnn && gemm_total > 0)
+        k.work.flops = k.cls == KernelClass::gemm
+                           ? work->flops * static_cast<double>(k.work.duration_ns) / gemm_total
+                           : 0.0;
       k.work.dram_bytes = work->dram_bytes * share;
       k.work.source = WorkSource::shapes;
     }

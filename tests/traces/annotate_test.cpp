@@ -135,6 +135,29 @@ TEST(EstimateOpWork, AWrappedNumberDoesNotWidenTheResult) {
   EXPECT_DOUBLE_EQ(scalars->dram_bytes, 4.0 + 8 + 8);
 }
 
+TEST(EstimateOpWork, ACudnnRecurrentLayerDoesItsGemmsFlopsFromTheWeightShapes) {
+  // Input [B=2, T=3, I=4] fp32; one layer of w_ih [8, 4], w_hh [8, 2] and two
+  // biases [8] (G·H = 8). Each of the 6 steps multiplies both matrices once:
+  // 2 x 6 x (32 + 16) = 576 FLOPs. Bytes: the input (24 x 4 = 96), the
+  // weights ((32 + 16 + 8 + 8) x 4 = 256) and the gates written and read back
+  // (2 x 6 x 8 x 4 = 384): 736. The backward twice both.
+  const OpInput weights{{{8, 4}, {8, 2}, {8}, {8}}, "TensorList", ""};
+  const auto fwd =
+      estimate_op_work({"aten::_cudnn_rnn", {tensor({2, 3, 4}, "float"), weights, scalar("4")}});
+  ASSERT_TRUE(fwd);
+  EXPECT_DOUBLE_EQ(fwd->flops, 576.0);
+  EXPECT_DOUBLE_EQ(fwd->dram_bytes, 736.0);
+  const auto bwd = estimate_op_work(
+      {"aten::_cudnn_rnn_backward", {tensor({2, 3, 4}, "float"), weights, scalar("4")}});
+  ASSERT_TRUE(bwd);
+  EXPECT_DOUBLE_EQ(bwd->flops, 1152.0);
+  EXPECT_DOUBLE_EQ(bwd->dram_bytes, 1472.0);
+  // Without a 3-D input or any matrix it is not modelled (the fallback).
+  EXPECT_FALSE(estimate_op_work({"aten::_cudnn_rnn", {tensor({6, 4}, "float"), weights}}));
+  EXPECT_FALSE(estimate_op_work(
+      {"aten::_cudnn_rnn", {tensor({2, 3, 4}, "float"), OpInput{{{8}}, "TensorList", ""}}}));
+}
+
 TEST(EstimateOpWork, TrainingBatchNormPassesOverItsInputTwice) {
   // x: 8 x 4 x 2 x 2 bf16 = 256 B; four float[4] parameters = 64 B.
   auto bn = [](const char* name, const char* training) {
