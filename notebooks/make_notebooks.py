@@ -512,6 +512,7 @@ NOTEBOOKS["05-validation.ipynb"] = notebook([
                 continue
             label = r["trace_name"] + (" (classes)" if "/classes/" in r["trace"]
                                        else " (held out)" if "/heldout/" in r["trace"]
+                                       else " (held out 2)" if "/heldout2/" in r["trace"]
                                        else " (5 steps)" if "/firststep/" in r["trace"] else "")
             corrected = "host_overhead=off" not in r["run_id"]
             rows.append({"trace": label, "path": r["trace"], "corrected": corrected,
@@ -589,8 +590,10 @@ NOTEBOOKS["05-validation.ipynb"] = notebook([
     ±60 %), with the workload class in brackets. Measured values are NVML
     energy-counter windows of unprofiled steps; the replay uses the two
     profiled steps of each trace (five for "5 steps",
-    `validation/h200/firststep/`); "held out" marks the seven workloads
-    captured after every rule was set (`validation/h200/heldout/`). The
+    `validation/h200/firststep/`, and "held out 2"); "held out" marks the
+    seven workloads captured after every rule then was set
+    (`validation/h200/heldout/`), "held out 2" six more captured after the
+    L2 rule (`validation/h200/heldout2/`). The
     launch-bound captures (small-batch training, KV-cache decode, MoE, T5,
     MobileNetV3) are those the correction moves. The misses: launch-bound
     host time, where the profiler's stretch differs from the default 2.06
@@ -599,9 +602,11 @@ NOTEBOOKS["05-validation.ipynb"] = notebook([
     1.33× between one-second blocks), the two-step ViT capture (+9 % time,
     +7 % energy: its two steps' host; +3 % and +3 % with five steps), GPT-3
     medium with five steps on another lease (+14 % time, +12 % energy), the
-    fp32 LSTM (+11 % energy: its SIMT GEMMs); memory-bound kernels on data in
-    L2 draw less DRAM power (MoE +9.6 → +4.2 %, T5 +4.3 → −1.5 %); see
-    docs/validation.md. The table is `figures/05-validation.csv`.
+    fp32 LSTM (−6 % energy), ResNet-18 of the second set (+26 % time, host
+    stretch 2.61); memory-bound kernels on data in L2 draw less DRAM power
+    (MoE +9.6 → +4.2 %, T5 +4.3 → −1.5 %, the second set's Llama +8.6 →
+    −0.6 %); see docs/validation.md. The table is
+    `figures/05-validation.csv`.
     """),
 ])
 

@@ -57,6 +57,14 @@ CAPTURES = [
     ("5 steps: `gpt3medium_train_b1_t512_s5`", "validation/h200/firststep/gpt3medium_train_b1_t512_s5", "small batch", "launch"),
     ("5 steps: `encoder_small_train_b2_s5`", "validation/h200/firststep/encoder_small_train_b2_s5", "small batch", "launch"),
     ("5 steps: `gpt2_hf_train_b1_t128_s5`", "validation/h200/firststep/gpt2_hf_train_b1_t128_s5", "small batch", "launch"),
+    # validation/h200/heldout2/ (2026-12-03, later still): six new workloads, five
+    # profiled steps each, captured after the L2 rule was set.
+    ("held out 2: `hf_llama_train_b4_t512`", "validation/h200/heldout2/hf_llama_train_b4_t512", "HF Llama train", "launch"),
+    ("held out 2: `hf_bert_train_b8_t128`", "validation/h200/heldout2/hf_bert_train_b8_t128", "small batch", "launch"),
+    ("held out 2: `resnet18_train_b32`", "validation/h200/heldout2/resnet18_train_b32", "CNN train", "launch"),
+    ("held out 2: `unet_train_b8_128`", "validation/h200/heldout2/unet_train_b8_128", "U-Net train", "launch"),
+    ("held out 2: `gru_train_b32_t256`", "validation/h200/heldout2/gru_train_b32_t256", "GRU train (fp32)", "GPU"),
+    ("held out 2: `distilbert_infer_b64_t256`", "validation/h200/heldout2/distilbert_infer_b64_t256", "encoder inference", "GPU"),
 ]
 
 
