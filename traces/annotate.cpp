@@ -405,11 +405,12 @@ std::optional<OpWork> rnn_work(const Args& a, bool backward) {
     input_matrix = !input_matrix;
   }
   if (!(matrix_elements > 0)) return std::nullopt;
-  const double es = a.elt(0) > 0 ? a.elt(0) : 4;
+  const double es = a.elt(0);  // a.tensor(0) exists: its element size is known
   const double scale = backward ? 2.0 : 1.0;
   OpWork w;
   w.flops = scale * 2.0 * steps * matrix_elements;
   w.dram_bytes = scale * (a.bytes(0) + weight_elements * es + 2.0 * steps * gate_rows * es);
+  w.flops_on_gemm_kernels = true;
   return w;
 }
 
@@ -1002,11 +1003,11 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
         total += weight[m];
       }
     }
-    // A recurrent layer's FLOPs are its GEMMs' (the gate kernels between
-    // them do a few FLOPs per element): they go to its GEMM kernels alone.
-    const bool rnn = contains(bare, "_cudnn_rnn");
+    // FLOPs the operator's GEMMs alone do go to its GEMM kernels, by
+    // duration (OpWork::flops_on_gemm_kernels); when it has none, they follow
+    // the bytes.
     double gemm_total = 0;
-    if (rnn)
+    if (work->flops_on_gemm_kernels)
       for (const std::uint32_t idx : members)
         if (kernels[idx].cls == KernelClass::gemm)
           gemm_total += static_cast<double>(kernels[idx].work.duration_ns);
@@ -1014,11 +1015,11 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
       Kernel& k = kernels[members[m]];
       const double share =
           total > 0 ? weight[m] / total : 1.0 / static_cast<double>(members.size());
-      k.work.flops = work->flops * share;
-      if (rnn && gemm_total > 0)
-        k.work.flops = k.cls == KernelClass::gemm
-                           ? work->flops * static_cast<double>(k.work.duration_ns) / gemm_total
-                           : 0.0;
+      const double flops_share = gemm_total <= 0 ? share
+                                 : k.cls == KernelClass::gemm
+                                     ? static_cast<double>(k.work.duration_ns) / gemm_total
+                                     : 0.0;
+      k.work.flops = work->flops * flops_share;
       k.work.dram_bytes = work->dram_bytes * share;
       k.work.source = WorkSource::shapes;
     }

@@ -41,6 +41,10 @@ struct OpCall {
 struct OpWork {
   double flops = 0.0;
   double dram_bytes = 0.0;
+  // The FLOPs are the operator's GEMMs' alone (a recurrent layer: the gate
+  // kernels between its GEMMs do a few FLOPs per element), so they are split
+  // over its GEMM kernels only; the bytes over all of its kernels.
+  bool flops_on_gemm_kernels = false;
 };
 
 // Bytes per element of a profiler dtype name; nullopt for non-tensors

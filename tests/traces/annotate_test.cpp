@@ -147,6 +147,7 @@ TEST(EstimateOpWork, ACudnnRecurrentLayerDoesItsGemmsFlopsFromTheWeightShapes) {
   ASSERT_TRUE(fwd);
   EXPECT_DOUBLE_EQ(fwd->flops, 576.0);
   EXPECT_DOUBLE_EQ(fwd->dram_bytes, 736.0);
+  EXPECT_TRUE(fwd->flops_on_gemm_kernels);  // not on the gate kernels
   const auto bwd = estimate_op_work(
       {"aten::_cudnn_rnn_backward", {tensor({2, 3, 4}, "float"), weights, scalar("4")}});
   ASSERT_TRUE(bwd);
