@@ -41,16 +41,22 @@ def main():
     axpy = calib["ew_axpy_fp32"]
     inst_per_byte = float(axpy["instructions"]) / float(axpy["dram_bytes"])
     idle = float(next(r for r in rows if r["name"] == "idle_ctx")["mean_power_w"])
-    volts = 1.00  # h200.yaml voltage at 1980 MHz
-    v2f = volts ** 2 * 1.98
-    fm = 3.201
-    bw = dev["memory"]["bandwidth_gbs"]["value"] * 1e9
-    issue = dev["compute"]["sm_count"]["value"] * dev["compute"]["warp_schedulers_per_sm"]["value"] * 1.98e9
+    adds = [r for r in rows if r["name"].startswith("l2_add_fp32_")]
+    # Every row ran at one clock pair (the firmware's top clocks): the model's
+    # terms at it, from the device file's voltage curve.
+    clocks = {(float(r["core_mhz"]), float(r["memory_mhz"])) for r in adds}
+    assert len(clocks) == 1, clocks
+    (core_mhz, mem_mhz), = clocks
+    pts = dev["voltage"]["points"]
+    volts = next(v0 + (v1 - v0) * (core_mhz - f0) / (f1 - f0)
+                 for (f0, v0), (f1, v1) in zip(pts, pts[1:]) if f0 <= core_mhz <= f1)
+    v2f = volts ** 2 * core_mhz / 1e3
+    fm = mem_mhz / 1e3
+    bw = dev["memory"]["bandwidth_gbs"]["value"] * 1e9 * mem_mhz / dev["memory"]["bandwidth_memory_mhz"]["value"]
+    issue = (dev["compute"]["sm_count"]["value"] * dev["compute"]["warp_schedulers_per_sm"]["value"]
+             * core_mhz * 1e6)
     data = []
-    for r in rows:
-        if not r["name"].startswith("l2_add_fp32_"):
-            continue
-        assert float(r["core_mhz"]) == 1980.0, r["name"]
+    for r in adds:
         mb = int(r["name"].rsplit("_", 1)[1][:-2])
         w, busy, b = float(r["window_s"]), float(r["busy_s"]), float(r["dram_bytes"])
         base = idle + v2f * (busy / w * pw["busy_w_per_v2ghz"] +

@@ -292,37 +292,40 @@ def l2_benches(torch, args):
         torch.cuda.current_stream().wait_stream(s)
         return gr
 
-    def add_bench(mb):
+    def graph_bench(name, cls, mb, traffic, make_op, what):
+        """A graph of `per` ops on mb MB fp32 tensors, each op moving
+        traffic x mb MB, ~2 ms a replay; make_op(n_el) allocates the data and
+        returns the op."""
         n_el = mb * MB // 4
-        per = max(8, min(1500, round(2e-3 / (3 * mb * MB / 3.0e12))))
+        per = max(8, min(1500, round(2e-3 / (traffic * mb * MB / 3.0e12))))
         def make():
-            x = torch.randn(n_el, device=dev, generator=g)
-            y = torch.randn(n_el, device=dev, generator=g)
-            z = torch.empty_like(x)
-            gr = graph_of(lambda: torch.add(x, y, out=z), per)
+            gr = graph_of(make_op(n_el), per)
             def fn(i):
                 gr.replay()
             return fn
-        b = Bench(f"l2_add_fp32_{mb}MB", "elementwise", make, per * n_el, per * 3 * n_el * 4,
-                  note=f"CUDA graph of {per} z = x + y on {mb} MB fp32 tensors (footprint "
-                       f"{3 * mb} MB), random data")
+        b = Bench(name, cls, make, per * n_el, per * traffic * n_el * 4,
+                  note=f"CUDA graph of {per} {what}, random data")
         b.busy_from_profile, b.profile_reps = True, 2
         return b
 
+    def add_op(n_el):
+        x = torch.randn(n_el, device=dev, generator=g)
+        y = torch.randn(n_el, device=dev, generator=g)
+        z = torch.empty_like(x)
+        return lambda: torch.add(x, y, out=z)
+
+    def sum_op(n_el):
+        x = torch.randn(n_el, device=dev, generator=g)
+        out = torch.empty((), device=dev)
+        return lambda: torch.sum(x, dim=0, out=out)
+
+    def add_bench(mb):
+        return graph_bench(f"l2_add_fp32_{mb}MB", "elementwise", mb, 3, add_op,
+                           f"z = x + y on {mb} MB fp32 tensors (footprint {3 * mb} MB)")
+
     def sum_bench(mb):
-        n_el = mb * MB // 4
-        per = max(8, min(1500, round(2e-3 / (mb * MB / 3.0e12))))
-        def make():
-            x = torch.randn(n_el, device=dev, generator=g)
-            out = torch.empty((), device=dev)
-            gr = graph_of(lambda: torch.sum(x, dim=0, out=out), per)
-            def fn(i):
-                gr.replay()
-            return fn
-        b = Bench(f"l2_sum_fp32_{mb}MB", "reduction", make, per * n_el, per * n_el * 4,
-                  note=f"CUDA graph of {per} sum(x) over {mb} MB fp32, random data")
-        b.busy_from_profile, b.profile_reps = True, 2
-        return b
+        return graph_bench(f"l2_sum_fp32_{mb}MB", "reduction", mb, 1, sum_op,
+                           f"sum(x) over {mb} MB fp32")
 
     return ([add_bench(mb) for mb in (2, 4, 8, 12, 16, 24, 48, 128, 384)] +
             [sum_bench(mb) for mb in (8, 32, 512)])
