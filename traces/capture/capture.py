@@ -13,12 +13,19 @@ Sequence (as capture_gpt3.py, which is now one workload among others):
      N chosen so that the middle steps last ``--window-s`` (at least
      ``--min-steps``), a CUDA event after every step; energy from the NVML
      counter interpolated between its ticks at the window's two ends.
-  4. ``--profile-steps`` steps under torch.profiler (CPU + CUDA,
+  4. ``--timing-steps`` N > 0: N steps under a light profiler (CUDA activity
+     only: kernels and the runtime calls that launched them, no
+     CPU operators, no shapes), after one untraced warm-up step: the timing
+     trace, whose host timeline the profiler barely stretches (`dvfsim hw
+     validate --timing-trace`, docs/validation.md "Timing traces"); then
+     ~1 s of unprofiled steps again, to pair the timing trace's host with.
+  5. ``--profile-steps`` steps under torch.profiler (CPU + CUDA,
      record_shapes) after one untraced profiler warm-up step, each in a
      ``ProfilerStep#<i>`` range; the host and device time of every profiled
      step is recorded too, so that the profiled run pairs with the window.
 Writes ``<tag>.kineto.json.gz``, ``<tag>.measured.json`` (read by
-``dvfsim hw validate``) and ``<tag>.nvml_samples.csv`` into ``--out``.
+``dvfsim hw validate``), ``<tag>.nvml_samples.csv`` and, with
+``--timing-steps``, ``<tag>.timing.kineto.json.gz`` into ``--out``.
 
 ``--ncu``: no NVML, no profiler; after the warm-up one step (``--ncu-steps``)
 runs between cudaProfilerStart/Stop, for ``ncu --profile-from-start off``.
@@ -166,6 +173,8 @@ def main():
     ap.add_argument("--max-steps", type=int, default=2000)
     ap.add_argument("--guard-s", type=float, default=0.35)
     ap.add_argument("--profile-steps", type=int, default=2)
+    ap.add_argument("--timing-steps", type=int, default=0,
+                    help="steps of a light (CUDA-only) timing trace after the energy window (0: none)")
     ap.add_argument("--sample-ms", type=float, default=5.0)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--ncu", action="store_true", help="profile one step for Nsight Compute instead")
@@ -227,10 +236,34 @@ def main():
                          "steps": [{"dt_s": dt, "steps": n, "energy_mJ": 0}],
                          "time_per_step_s": dt / n, "energy_per_step_j": 0.0, "mean_power_w": 0.0})
 
+    timing = None
+    if args.timing_steps > 0 and device.type == "cuda":
+        phase("timing")
+        fd, raw = tempfile.mkstemp(suffix=".json")
+        os.close(fd)
+        tb = []
+        host_t = steps_lib.profile_steps(step, args.timing_steps, raw, light=True, bounds=tb)
+        tpath = os.path.join(args.out, f"{tag}.timing.kineto.json.gz")
+        with open(raw, "rb") as f, gzip.open(tpath, "wb", compresslevel=6) as g:
+            shutil.copyfileobj(f, g)
+        os.unlink(raw)
+        # the host once more without the profiler, right after the timing trace
+        phase("post_timing")
+        nb = max(args.min_steps, min(args.max_steps, math.ceil(1.0 / max(step_est, 1e-5))))
+        _, hr, (v0, _) = clock.run(step, nb)
+        after = [hr[i] - (hr[i - 1] if i > 0 else v0) for i in range(len(hr))]
+        timing = {"steps": args.timing_steps, "profiler_warmup_steps": 1, "host_step_s": host_t,
+                  "step_bounds_unix_us": tb,
+                  "unprofiled_after": {"steps": nb, "host_step_s_mean": sum(after) / nb},
+                  "note": "after the energy window, before the full profile: torch.profiler with CUDA activity only (no CPU "
+                          "operators, no record_shapes); host_step_s is perf_counter around each "
+                          "traced step(), step_bounds_unix_us its start and end in unix time; "
+                          "unprofiled_after: ~1 s of unprofiled steps right after it"}
     phase("profile")
     fd, raw = tempfile.mkstemp(suffix=".json")
     os.close(fd)
-    host_prof = steps_lib.profile_steps(step, args.profile_steps, raw, cuda=device.type == "cuda")
+    fb = []
+    host_prof = steps_lib.profile_steps(step, args.profile_steps, raw, cuda=device.type == "cuda", bounds=fb)
     phase("export")
     stats = steps_lib.trace_stats(raw)
     kpath = os.path.join(args.out, f"{tag}.kineto.json.gz")
@@ -251,10 +284,11 @@ def main():
         "host_wall_s_all_measured_steps": w1 - w0,
         "peak_mem_GB": torch.cuda.max_memory_allocated() / 1e9 if device.type == "cuda" else None,
         "profile": {"profiled_steps": args.profile_steps, "profiler_warmup_steps": 1,
-                    "host_step_s": host_prof, **stats,
+                    "host_step_s": host_prof, "step_bounds_unix_us": fb, **stats,
                     "note": "profiled after the energy window (torch.profiler, CPU + CUDA, "
                             "record_shapes); the GPU is drained before the first traced step and "
                             "after the last; host_step_s is perf_counter around each traced step()"},
+        **({"timing": timing} if timing else {}),
         "clock_sync": {"unix_minus_perf_counter_s": time.time() - time.perf_counter(),
                        "note": "kineto ts (us) + baseTimeNanoseconds/1e3 is unix time in us"},
         "software": {"torch": torch.__version__, "cuda": torch.version.cuda,
@@ -279,6 +313,7 @@ def main():
           f"SM {measured.get('mean_sm_mhz') or 0:.0f} MHz  reasons {hex(measured.get('clock_event_reasons_mask', 0))}  "
           f"host/step {measured['host_step_s_mean']*1e3:.2f} ms  profiled host {[round(h*1e3, 2) for h in host_prof]} ms  "
           f"kernels/step {ks}  busy {busy} ms  trace {os.path.getsize(kpath)/1e6:.2f} MB  "
+          f"{'timing host ' + str([round(h*1e3, 2) for h in timing['host_step_s']]) + ' ms  ' if timing else ''}"
           f"total {time.perf_counter() - t_start:.1f} s", flush=True)
 
 

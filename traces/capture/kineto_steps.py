@@ -19,15 +19,23 @@ GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
 RUNTIME_CATS = ("cuda_runtime", "cuda_driver")
 
 
-def profile_steps(step, n_active, path, cuda=True):
+def profile_steps(step, n_active, path, cuda=True, light=False, bounds=None):
     """Profile n_active steps after one untraced profiler warm-up step and
     write the trace to path; returns the host duration of each traced step
     (perf_counter around step()). On a GPU the untraced step drains before
     tracing starts (no orphan kernels lead the trace) and the last traced
-    step ends with a synchronize (all its kernels land in the trace)."""
+    step ends with a synchronize (all its kernels land in the trace).
+
+    light: CUDA activity only (kernels, copies and the CUDA runtime calls that
+    launched them, from CUPTI), no CPU operators and no shapes: the timing
+    trace, whose host is barely slowed by the profiler. bounds, a list, gets
+    the unix time (us) of each traced step's start and end."""
     import torch
     from torch.profiler import profile, schedule, ProfilerActivity
-    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    if light:
+        acts = [ProfilerActivity.CUDA]
+    else:
+        acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
     sched = schedule(wait=0, warmup=1, active=n_active, repeat=1)
     done, host = {}, []
 
@@ -35,14 +43,18 @@ def profile_steps(step, n_active, path, cuda=True):
         p.export_chrome_trace(path)
         done["ok"] = True
     sync = torch.cuda.synchronize if cuda else (lambda: None)
-    with profile(activities=acts, record_shapes=True, schedule=sched, on_trace_ready=on_ready) as prof:
+    with profile(activities=acts, record_shapes=not light, schedule=sched,
+                 on_trace_ready=on_ready) as prof:
         for i in range(1 + n_active):
+            u0 = time.time_ns()
             t0 = time.perf_counter()
             step()
             if i in (0, n_active):
                 sync()
             if i > 0:
                 host.append(time.perf_counter() - t0)
+                if bounds is not None:
+                    bounds.append([u0 / 1e3, time.time_ns() / 1e3])
             prof.step()
     if not done:
         raise RuntimeError("profiler produced no trace")
