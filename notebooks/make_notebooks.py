@@ -513,7 +513,8 @@ NOTEBOOKS["05-validation.ipynb"] = notebook([
             label = r["trace_name"] + (" (classes)" if "/classes/" in r["trace"]
                                        else " (held out)" if "/heldout/" in r["trace"]
                                        else " (held out 2)" if "/heldout2/" in r["trace"]
-                                       else " (5 steps)" if "/firststep/" in r["trace"] else "")
+                                       else " (5 steps)" if "/firststep/" in r["trace"]
+                                       else " (lease 12-04)" if "/timing/" in r["trace"] else "")
             corrected = "host_overhead=off" not in r["run_id"]
             rows.append({"trace": label, "path": r["trace"], "corrected": corrected,
                          "predicted_energy_per_iteration_j": r["energy_per_iteration_j"],
@@ -593,7 +594,9 @@ NOTEBOOKS["05-validation.ipynb"] = notebook([
     `validation/h200/firststep/`, and "held out 2"); "held out" marks the
     seven workloads captured after every rule then was set
     (`validation/h200/heldout/`), "held out 2" six more captured after the
-    L2 rule (`validation/h200/heldout2/`). The
+    L2 rule (`validation/h200/heldout2/`), "lease 12-04" thirteen of these
+    workloads captured again on a third lease with five steps
+    (`validation/h200/timing/`). The
     launch-bound captures (small-batch training, KV-cache decode, MoE, T5,
     MobileNetV3) are those the correction moves. The misses: launch-bound
     host time, where the profiler's stretch differs from the default 2.06
@@ -605,7 +608,10 @@ NOTEBOOKS["05-validation.ipynb"] = notebook([
     fp32 LSTM (−6 % energy), ResNet-18 of the second set (+26 % time, host
     stretch 2.61); memory-bound kernels on data in L2 draw less DRAM power
     (MoE +9.6 → +4.2 %, T5 +4.3 → −1.5 %, the second set's Llama +8.6 →
-    −0.6 %); see docs/validation.md. The table is
+    −0.6 %); on the third lease GPT-3 medium (+13 % time, +12 % energy), the
+    MLP (−15 %, −13 %), HF GPT-2 b1, MoE and T5 (−16 … −26 % in time), U-Net
+    (+25 % time) and MobileNetV3, GPU-bound there (−6.5 % energy); see
+    docs/validation.md. The table is
     `figures/05-validation.csv`.
     """),
 ])

@@ -65,6 +65,22 @@ CAPTURES = [
     ("held out 2: `unet_train_b8_128`", "validation/h200/heldout2/unet_train_b8_128", "U-Net train", "launch"),
     ("held out 2: `gru_train_b32_t256`", "validation/h200/heldout2/gru_train_b32_t256", "GRU train (fp32)", "GPU"),
     ("held out 2: `distilbert_infer_b64_t256`", "validation/h200/heldout2/distilbert_infer_b64_t256", "encoder inference", "GPU"),
+    # validation/h200/timing/ (2026-12-04): thirteen of the workloads above captured
+    # again on another lease, five profiled steps (decode 3, T5 4); bound by this
+    # lease's busy share.
+    ("lease 12-04: `encoder_small_train_b2`", "validation/h200/timing/encoder_small_train_b2", "small batch", "launch"),
+    ("lease 12-04: `gpt3medium_train_b1_t512`", "validation/h200/timing/gpt3medium_train_b1_t512", "small batch", "launch"),
+    ("lease 12-04: `llama1b_decode_b1_kv512`", "validation/h200/timing/llama1b_decode_b1_kv512", "KV-cache decode", "launch"),
+    ("lease 12-04: `moe8x_train_b8_t1024`", "validation/h200/timing/moe8x_train_b8_t1024", "MoE train", "launch"),
+    ("lease 12-04: `mlp_train_b32`", "validation/h200/timing/mlp_train_b32", "small batch", "launch"),
+    ("lease 12-04: `gpt2_hf_train_b1_t128`", "validation/h200/timing/gpt2_hf_train_b1_t128", "small batch", "launch"),
+    ("lease 12-04: `t5small_train_b16_t512`", "validation/h200/timing/t5small_train_b16_t512", "enc-dec train", "launch"),
+    ("lease 12-04: `mobilenetv3_train_b128`", "validation/h200/timing/mobilenetv3_train_b128", "CNN train", "GPU"),
+    ("lease 12-04: `vit_b16_train_b64`", "validation/h200/timing/vit_b16_train_b64", "ViT train", "GPU"),
+    ("lease 12-04: `hf_llama_train_b4_t512`", "validation/h200/timing/hf_llama_train_b4_t512", "HF Llama train", "launch"),
+    ("lease 12-04: `hf_bert_train_b8_t128`", "validation/h200/timing/hf_bert_train_b8_t128", "small batch", "launch"),
+    ("lease 12-04: `resnet18_train_b32`", "validation/h200/timing/resnet18_train_b32", "CNN train", "launch"),
+    ("lease 12-04: `unet_train_b8_128`", "validation/h200/timing/unet_train_b8_128", "U-Net train", "launch"),
 ]
 
 
