@@ -96,6 +96,13 @@ KernelClass classify_kernel(ActivityKind kind, std::string_view op, std::string_
       k.rfind("triton_bmm", 0) == 0 || contains(k, "_matmul_kernel") ||
       contains(k, "matmul_kernel"))
     return KernelClass::gemm;
+  // Fused attention (FlashAttention, cuDNN SDPA, xFormers' and CUTLASS's
+  // fmha): before the convolution names, since cuDNN's generated SDPA kernels
+  // spell their pass like a convolution's
+  // ("cudnn_generated_fort_native_sdpa_sm90_flash_fprop_..."), and before the
+  // GEMM names, since CUTLASS's fmha kernels carry "cutlass" in their names
+  // ("fmha_cutlassF_bf16_aligned_64x128_rf_sm80").
+  if (contains_any(k, {"flash", "fmha", "sdpa", "attention"})) return KernelClass::attention;
   // Convolutions (cuDNN, CUTLASS, xmma): fprop / dgrad / wgrad, implicit
   // GEMM, Winograd, FFT; checked before GEMM names because implicit-GEMM
   // convolutions carry "gemm" in their names.
@@ -105,10 +112,6 @@ KernelClass classify_kernel(ActivityKind kind, std::string_view op, std::string_
     return KernelClass::conv;
   // cuDNN batch norm, pooling.
   if (contains_any(k, {"cudnn::bn_", "bn_fw_", "bn_bw_", "batch_norm"})) return KernelClass::norm;
-  // Fused attention (FlashAttention, cuDNN SDPA, xFormers' and CUTLASS's
-  // fmha): before the GEMM names, since CUTLASS's fmha kernels carry
-  // "cutlass" in their names ("fmha_cutlassF_bf16_aligned_64x128_rf_sm80").
-  if (contains_any(k, {"flash", "fmha", "sdpa", "attention"})) return KernelClass::attention;
   // Grouped / batched GEMMs of MoE and inference libraries ("bmm_Bfloat16_...").
   if (k.rfind("bmm_", 0) == 0 || contains_any(k, {"grouped_gemm", "moe_gemm", "group_gemm"}))
     return KernelClass::gemm;

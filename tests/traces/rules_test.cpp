@@ -312,6 +312,15 @@ TEST(Rules, KernelClassesOfModernStacks) {
             KernelClass::attention);
   EXPECT_EQ(cls("void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128>>"),
             KernelClass::attention);
+  // cuDNN's SDPA kernels name their pass like a convolution's; they are attention.
+  EXPECT_EQ(
+      cls("cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x64_4x1x1_"
+          "cga1x1x1_kernel0_0"),
+      KernelClass::attention);
+  EXPECT_EQ(
+      cls("cudnn_generated_fort_native_sdpa_sm90_flash_bprop_wgmma_f16_knob_26_64x64x64_1x4x1_"
+          "cga1x1x1_kernel0_0"),
+      KernelClass::attention);
   EXPECT_EQ(cls("sm80_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc"),
             KernelClass::conv);
   EXPECT_EQ(cls("sm86_xmma_dgrad_implicit_gemm_indexed_f16f16"), KernelClass::conv);
