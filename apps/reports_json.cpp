@@ -114,6 +114,16 @@ std::string validation_json(const std::string& trace, const std::string& measure
   prediction(j, "predicted", r.predicted);
   prediction(j, "raw", r.raw);
   if (r.paired) prediction(j, "paired", *r.paired);
+  if (const auto& b = r.host_band) {
+    j.key("host_band").begin_object();
+    j.field("slow_factor", b->slow_factor);
+    j.field("fast_factor", b->fast_factor);
+    prediction(j, "slow", b->slow);
+    prediction(j, "fast", b->fast);
+    j.field("time_spread_pct", 100.0 * (b->slow.time_s / b->fast.time_s - 1.0));
+    j.field("measured_time_inside", b->time_inside(r.measured.time_per_step_s));
+    j.end_object();
+  }
   j.field("tolerance_pct", tolerance_pct);
   j.field("pass", std::abs(r.predicted.energy_error_pct) <= tolerance_pct);
   j.end_object();

@@ -147,6 +147,15 @@ ValidationReport validate_trace(const std::string& trace, const std::string& mea
   off.enabled = false;
   r.raw = predict(trace, device, off, r.measured);
   r.predicted = r.corrected ? predict(trace, device, host, r.measured) : r.raw;
+  if (r.corrected) {
+    ValidationReport::HostBand b;
+    HostOverhead h;
+    b.slow_factor = h.factor = kHostOverheadFactorLow;
+    b.slow = predict(trace, device, h, r.measured);
+    b.fast_factor = h.factor = kHostOverheadFactorHigh;
+    b.fast = predict(trace, device, h, r.measured);
+    r.host_band = b;
+  }
   if (r.measured.paired_host_factor > 0 && kineto) {
     HostOverhead own;
     own.factor = std::max(1.0, r.measured.paired_host_factor);
@@ -177,6 +186,25 @@ void print_validation(std::ostream& out, const ValidationReport& r, double toler
   else
     out << fmt::format("host overhead: not corrected ({}; predicted = raw)\n",
                        r.host.enabled ? "native trace" : "--host-overhead off");
+  if (const auto& b = r.host_band) {
+    const double spread_pct = 100.0 * (b->slow.time_s / b->fast.time_s - 1.0);
+    out << fmt::format(
+        "host factor from {:g} to {:g} (the range of the H200 captures): time {:.2f} to {:.2f} ms "
+        "({:+.2f} to {:+.2f}%), energy {:.2f} to {:.2f} J ({:+.2f} to {:+.2f}%): ",
+        b->slow_factor, b->fast_factor, b->fast.time_s * 1e3, b->slow.time_s * 1e3,
+        b->fast.time_error_pct, b->slow.time_error_pct,
+        std::min(b->fast.energy_j, b->slow.energy_j), std::max(b->fast.energy_j, b->slow.energy_j),
+        std::min(b->fast.energy_error_pct, b->slow.energy_error_pct),
+        std::max(b->fast.energy_error_pct, b->slow.energy_error_pct));
+    if (spread_pct < 2.0)
+      out << fmt::format("the GPU bounds this step (the host moves its time by {:.2f}%)\n",
+                         spread_pct);
+    else
+      out << fmt::format(
+          "the host bounds this step, its time rests on the profiler correction (the measured "
+          "time is {} the range)\n",
+          b->time_inside(r.measured.time_per_step_s) ? "inside" : "outside");
+  }
   if (r.measured.paired_host_factor > 0)
     out << fmt::format(
         "this capture's own pairing: profiled host time {:.2f} x the unprofiled (for what-if "

@@ -46,6 +46,20 @@ struct ValidationReport {
   // models' error once the host is right (docs/validation.md, "Profiler host
   // overhead").
   std::optional<Prediction> paired;
+  // A corrected Kineto trace replayed with the host factor at both ends of the
+  // range the H200 captures paired at (kHostOverheadFactorLow/High): the
+  // slow host's prediction and the fast one's. Their spread is how much of
+  // the prediction rests on the profiler correction: nothing for a step the
+  // GPU bounds, most of its time for a launch-bound one.
+  struct HostBand {
+    double slow_factor = 0, fast_factor = 0;
+    Prediction slow, fast;
+    // The measured time per step lies between the two predictions.
+    bool time_inside(double measured_s) const {
+      return measured_s >= fast.time_s && measured_s <= slow.time_s;
+    }
+  };
+  std::optional<HostBand> host_band;
 };
 
 ValidationReport validate_trace(const std::string& trace, const std::string& measured,

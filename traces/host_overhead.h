@@ -21,6 +21,16 @@ namespace dvfsim {
 // encoder_small_train_b2 of validation/h200/classes/); the other captures are
 // held out.
 inline constexpr double kDefaultHostOverheadFactor = 2.06;
+// How far the factor strays: the smallest and largest profiled-over-unprofiled
+// host time per step of the launch-bound H200 captures of 2026-11-29 to
+// 2026-12-03 (22 captures: 1.45, mlp_train_b32 of validation/h200/heldout/, to
+// 2.61, resnet18_train_b32 of validation/h200/heldout2/). The same workload
+// moved across most of that range between leases; held out, the 11
+// launch-bound captures of 2026-12-04 (validation/h200/timing/) paired at
+// 1.49 to 2.58 (docs/validation.md, "Profiler host overhead"). `hw validate`
+// replays a Kineto trace at both ends: how much of its time rests on the host.
+inline constexpr double kHostOverheadFactorLow = 1.45;
+inline constexpr double kHostOverheadFactorHigh = 2.61;
 
 struct HostOverhead {
   bool enabled = true;

@@ -224,5 +224,49 @@ TEST(EndToEnd, ValidatePrintsTheCapturesOwnHostPairing) {
   EXPECT_NE(bad.output.find("field 'profile.host_step_s[1]'"), std::string::npos) << bad.output;
 }
 
+TEST(EndToEnd, ValidateReplaysTheHostFactorsRange) {
+  // The band's two ends are the predictions with --host-overhead 1.45 and
+  // 2.61: a slower host is a longer step.
+  auto validate = [](const std::string& stem, const std::string& extra) {
+    const auto r = run_dvfsim("hw validate --trace " + stem + ".kineto.json.gz --measured " + stem +
+                              ".measured.json --device h200 --json" + extra);
+    EXPECT_EQ(r.exit_code == 0 || r.exit_code == 1, true) << r.output;
+    return r.output;
+  };
+  auto time_of = [](const std::string& json, std::initializer_list<const char*> path) {
+    simdjson::dom::parser parser;
+    simdjson::dom::element e = parser.parse(json);
+    for (const char* k : path) e = e[k];
+    return double(e["time_per_iteration_s"]);
+  };
+  const std::string gpu_bound = std::string(DVFSIM_SHIPPED_TRACE)
+                                    .substr(0, std::string(DVFSIM_SHIPPED_TRACE).size() -
+                                                   std::string(".kineto.json.gz").size());
+  const std::string launch_bound =
+      std::string(DVFSIM_SOURCE_DIR) + "/validation/h200/heldout/mlp_train_b32";
+  for (const std::string& stem : {gpu_bound, launch_bound}) {
+    const std::string band = validate(stem, "");
+    EXPECT_DOUBLE_EQ(time_of(band, {"host_band", "slow"}),
+                     time_of(validate(stem, " --host-overhead 1.45"), {"predicted"}));
+    EXPECT_DOUBLE_EQ(time_of(band, {"host_band", "fast"}),
+                     time_of(validate(stem, " --host-overhead 2.61"), {"predicted"}));
+  }
+  // GPU-bound: the host hardly matters (the shipped step, 156 ms: under 1 %
+  // apart); launch-bound: the time follows the host (the MLP's 1.3 ms step:
+  // over 30 % apart, 2.61 / 1.45 = 1.8 at most).
+  const std::string g = validate(gpu_bound, "");
+  EXPECT_LT(time_of(g, {"host_band", "slow"}) / time_of(g, {"host_band", "fast"}), 1.01);
+  const std::string l = validate(launch_bound, "");
+  const double spread = time_of(l, {"host_band", "slow"}) / time_of(l, {"host_band", "fast"});
+  EXPECT_GT(spread, 1.3);
+  EXPECT_LT(spread, 1.8);
+  // Off: no correction, no band.
+  EXPECT_EQ(validate(launch_bound, " --host-overhead off").find("host_band"), std::string::npos);
+  EXPECT_NE(run_dvfsim("hw validate --trace " + launch_bound + ".kineto.json.gz --measured " +
+                       launch_bound + ".measured.json --device h200")
+                .output.find("host factor from 1.45 to 2.61"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace dvfsim::testing
