@@ -20,12 +20,14 @@ Where things are (environment variables, as scripts/figures.sh sets them):
                        (only scripts/figures.sh writes those).
   DVFSIM_SOURCE_DIR    the repository (default: the parent of notebooks/)
 """
+import io
 import os
 import pathlib
 
 import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
+import PIL.Image
 import pandas as pd
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -263,7 +265,15 @@ def save(fig, stem):
     if problems:
         raise ValueError(f"figure {stem}: " + "; ".join(problems))
     d = figures_dir()
-    fig.savefig(d / f"{stem}.png", metadata={"Software": None})
+    # The PNG is the on-screen preview (README, docs): 150 dpi, 256 colours;
+    # the PDF is the vector figure for a paper. Full-colour 300 dpi previews
+    # had made the figures 5 MB of the repository, which travels whole to the
+    # GPU machine on every device call (docs/contributing.md).
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=150, metadata={"Software": None})
+    preview = PIL.Image.open(buf).convert("RGB").quantize(
+        colors=256, method=PIL.Image.Quantize.MEDIANCUT, dither=PIL.Image.Dither.NONE)
+    preview.save(d / f"{stem}.png", optimize=True)
     fig.savefig(d / f"{stem}.pdf", metadata={"CreationDate": None, "Producer": None})
     print("wrote", d / f"{stem}.png", "and .pdf")
 

@@ -7,7 +7,7 @@ packages=(
   libyaml-cpp-dev libfmt-dev libeigen3-dev libboost-graph-dev libsimdjson-dev libcli11-dev
   zlib1g-dev libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev clang-format
   clang libclang-rt-14-dev
-  python3-pandas python3-matplotlib python3-seaborn python3-nbformat python3-ipykernel python3-yaml
+  python3-pandas python3-matplotlib python3-pil python3-seaborn python3-nbformat python3-ipykernel python3-yaml
   jupyter-nbconvert pybind11-dev python3-pytest poppler-utils
 )
 # slurm-wlm and munge are not listed: only tests/slurm/run.sh needs them, and
