@@ -257,6 +257,60 @@ def build_benches(torch, F, args):
                    burst((8192, 8192, 8192), 0.050, 0.005), burst((4096, 4096, 4096), 0.100, 0.010),
                    burst((2048, 8192, 2048), 0.100, 0.010), burst((8192, 8192, 256), 0.100, 0.010),
                    benches[-1]]
+    if args.suite == "data":
+        # what the operands hold, on tensor-core work at the power limit
+        # (docs/calibration.md, "Operand data"): the same 8192^3 GEMM in fp16
+        # instead of bf16, with A (or A and B) the output of a ReLU (half of
+        # its elements zero, as every layer of a ReLU network reads in both
+        # passes), with B at the scale of initialised weights; and a VGG-sized
+        # 3x3 convolution on random and on ReLU input.
+        def operands(M, N_, K, a_how, b_how, dtype):
+            def one(shape, how):
+                x = randn(*shape, dtype=dtype)
+                if how == "relu":
+                    return torch.relu(x)
+                if how == "w002":
+                    return x * 0.02
+                return x
+            def make():
+                sets = [(one((M, K), a_how), one((K, N_), b_how),
+                         torch.empty(M, N_, device=dev, dtype=dtype)) for _ in range(2)]
+                def fn(i):
+                    a, b, c = sets[i % 2]
+                    torch.matmul(a, b, out=c)
+                return fn
+            return make
+        n8 = 8192
+        def gemm_row(tag, a_how, b_how, dtype, what):
+            return Bench(f"gemm_{tag}_m{n8}_n{n8}_k{n8}" + ("" if a_how == b_how == "random" else
+                                                           f"_{a_how}_{b_how}"),
+                         "gemm", operands(n8, n8, n8, a_how, b_how, dtype), 2 * n8 ** 3,
+                         2 * 3 * n8 * n8, note=what)
+        Nb, C, HW = 64, 256, 56
+        def conv_make(relu_in):
+            def make():
+                w = randn(C, C, 3, 3, dtype=bf16).mul_(0.03).to(memory_format=torch.channels_last)
+                xs = [randn(Nb, C, HW, HW, dtype=bf16).to(memory_format=torch.channels_last)
+                      for _ in range(2)]
+                if relu_in:
+                    xs = [torch.relu(x) for x in xs]
+                def fn(i):
+                    F.conv2d(xs[i % 2], w, padding=1)
+                return fn
+            return make
+        conv_flops = 2 * Nb * HW * HW * C * C * 9
+        conv_bytes = 2 * (2 * Nb * C * HW * HW + C * C * 9)
+        benches = [benches[0],
+                   gemm_row("bf16", "random", "random", bf16, "as the calib row: A, B ~ N(0, 1)"),
+                   gemm_row("fp16", "random", "random", torch.float16, "A, B ~ N(0, 1) in fp16"),
+                   gemm_row("bf16", "relu", "random", bf16, "A = relu(N(0, 1)): half zeros"),
+                   gemm_row("bf16", "relu", "relu", bf16, "A and B = relu(N(0, 1))"),
+                   gemm_row("bf16", "random", "w002", bf16, "B ~ N(0, 0.02^2), weights' scale"),
+                   Bench("conv3x3_bf16_n64_c256_56", "conv", conv_make(False), conv_flops, conv_bytes,
+                         note="F.conv2d 64x256x56x56 by 256x256x3x3, pad 1, channels-last, x ~ N(0, 1)"),
+                   Bench("conv3x3_bf16_n64_c256_56_relu", "conv", conv_make(True), conv_flops,
+                         conv_bytes, note="as conv3x3_bf16_n64_c256_56 on x = relu(N(0, 1))"),
+                   benches[-1]]
     if args.suite == "l2":
         # the same elementwise kernels on data that stay in the L2 and on data
         # that stream through DRAM (docs/calibration.md, "Elementwise kernels
@@ -620,7 +674,7 @@ def main():
     ap.add_argument("--ahead-s", type=float, default=0.03)
     ap.add_argument("--sample-s", type=float, default=0.01)
     ap.add_argument("--only", default="", help="comma-separated benchmark names")
-    ap.add_argument("--suite", choices=("calib", "extra", "occupancy", "burst", "l2"), default="calib")
+    ap.add_argument("--suite", choices=("calib", "extra", "occupancy", "burst", "l2", "data"), default="calib")
     ap.add_argument("--no-deep-idle", action="store_true")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
