@@ -273,28 +273,41 @@ void add_calibrate(CLI::App& app, int& exit_code) {
       app.add_subcommand("calibrate", "Fit a device's power coefficients from measurements");
   struct Opts {
     std::string device, csv, out;
-    bool fit_voltage = false;
+    bool fit_voltage = false, predict_only = false;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("--device", o->device, "Device name or YAML path to start from")->required();
   cmd->add_option("--measurements", o->csv, "Measurement CSV (docs/calibration.md)")->required();
-  cmd->add_option("--out", o->out, "Device YAML to write")->required();
+  auto* out = cmd->add_option("--out", o->out, "Device YAML to write");
   cmd->add_flag("--fit-voltage", o->fit_voltage,
                 "Also choose the V/F curve's floor and knee (GPUs without a voltage readout)");
+  cmd->add_flag("--predict-only", o->predict_only,
+                "Fit nothing: each row against the device file's coefficients as they are")
+      ->excludes("--fit-voltage")
+      ->excludes(out);
   cmd->callback([o, &exit_code] {
+    if (!o->predict_only && o->out.empty())
+      throw InputError("calibrate: --out FILE is required (or --predict-only)");
     const LoadedDevice ld = load_device(o->device);
     const auto rows = read_calibration_csv(o->csv);
-    const CalibrationFit fit =
-        o->fit_voltage ? fit_voltage_and_power(ld.device, rows) : fit_power(ld.device, rows);
+    const CalibrationFit fit = o->predict_only  ? predict_power(ld.device, rows)
+                               : o->fit_voltage ? fit_voltage_and_power(ld.device, rows)
+                                                : fit_power(ld.device, rows);
     if (!fit.voltage_note.empty()) std::cout << "voltage curve: " << fit.voltage_note << "\n";
-    std::cout << fmt::format("{:<28} {:>12} {:>12} {:>9}\n", "measurement", "measured W", "model W",
-                             "error");
+    std::cout << fmt::format("{:<40} {:>12} {:>12} {:>9} {:>10}\n", "measurement", "measured W",
+                             "model W", "error", "tensor W");
     for (const auto& r : fit.rows)
-      std::cout << fmt::format("{:<28} {:>12.1f} {:>12.1f} {:>+8.2f}%{}\n", r.name, r.measured_w,
-                               r.predicted_w, r.error_pct, r.used ? "" : "  (not fitted)");
-    std::cout << fmt::format(
-        "RMS error {:.2f} %, max {:.2f} % over {} rows; idle split scaled by {:.3f}\n",
-        fit.rms_error_pct, fit.max_abs_error_pct, fit.rows.size(), fit.idle_scale);
+      std::cout << fmt::format("{:<40} {:>12.1f} {:>12.1f} {:>+8.2f}% {:>10.1f}{}\n", r.name,
+                               r.measured_w, r.predicted_w, r.error_pct, r.tensor_w,
+                               r.used ? "" : "  (not fitted)");
+    std::cout << fmt::format("RMS error {:.2f} %, max {:.2f} % over {} rows", fit.rms_error_pct,
+                             fit.max_abs_error_pct, fit.rows.size());
+    if (o->predict_only) {
+      std::cout << fmt::format(" with {}'s coefficients (nothing fitted)\n", o->device);
+      exit_code = 0;
+      return;
+    }
+    std::cout << fmt::format("; idle split scaled by {:.3f}\n", fit.idle_scale);
     const CmosParams& p = fit.power;
     std::cout << fmt::format(
         "fitted: const {:.2f} W, leak {:.2f} W/V, clock {:.3f} W/(V^2 GHz), busy {:.2f} W/(V^2 "

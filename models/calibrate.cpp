@@ -22,9 +22,12 @@
 namespace dvfsim {
 namespace {
 
-// `mixed` rows are duty-cycled GEMMs: their FLOPs run on the tensor cores.
+// `gemm_fp16` rows are GEMMs on fp16 operands (the tensor term times
+// fp16_tensor_power); `mixed` rows are duty-cycled GEMMs: their FLOPs run on the
+// tensor cores.
 bool is_tensor_class(const std::string& cls) {
-  return cls == "gemm" || cls == "attention" || cls == "mixed";
+  return cls == "gemm" || cls == "gemm_fp16" || cls == "conv" || cls == "attention" ||
+         cls == "mixed";
 }
 
 // `gemm_simt` rows are FP32 matrix products on the SIMT pipes (no tensor cores).
@@ -35,6 +38,7 @@ bool is_simt_matrix_class(const std::string& cls) {
 // Feature terms of a row at its clocks.
 struct Terms {
   double v, v2f, fm_ghz, busy_frac, u_compute, u_simt, u_memory, u_simt_matrix;
+  double u_compute_fp16;  // the part of u_compute on fp16 operands (a `gemm_fp16` row)
 };
 
 Terms terms(const Device& d, const RooflineParams& lat, const CalibrationRow& r) {
@@ -57,12 +61,14 @@ Terms terms(const Device& d, const RooflineParams& lat, const CalibrationRow& r)
   const double bw = d.dram_bandwidth_gbs * 1e9 * r.memory_mhz / d.dram_bandwidth_memory_mhz;
   const double u = r.window_s > 0 && peak > 0 ? std::min(1.0, r.flops / (r.window_s * peak)) : 0.0;
   t.u_compute = tensor ? u : 0.0;
+  t.u_compute_fp16 = r.cls == "gemm_fp16" ? u : 0.0;
   t.u_simt_matrix = is_simt_matrix_class(r.cls) ? u : 0.0;
   double inst = r.instructions;
   if (inst < 0) {
     const bool simt_matrix = is_simt_matrix_class(r.cls);
-    const auto cls = r.cls == "mixed" || simt_matrix ? std::optional<KernelClass>(KernelClass::gemm)
-                                                     : parse_kernel_class(r.cls);
+    const auto cls = r.cls == "mixed" || r.cls == "gemm_fp16" || simt_matrix
+                         ? std::optional<KernelClass>(KernelClass::gemm)
+                         : parse_kernel_class(r.cls);
     inst = cls ? estimated_instructions(*cls, r.flops, r.dram_bytes,
                                         simt_matrix ? MathPipe::simt : MathPipe::tensor)
                : 0.0;
@@ -71,6 +77,12 @@ Terms terms(const Device& d, const RooflineParams& lat, const CalibrationRow& r)
   t.u_simt = r.window_s > 0 && issue > 0 ? std::min(1.0, inst / (r.window_s * issue)) : 0.0;
   t.u_memory = r.window_s > 0 && bw > 0 ? std::min(1.0, r.dram_bytes / (r.window_s * bw)) : 0.0;
   return t;
+}
+
+// Tensor utilisation in bf16 terms: fp16 operands count fp16_tensor_power times
+// (the file's value; calibrate does not fit it, docs/calibration.md "Operand data").
+double tensor_utilisation(const CmosParams& p, const Terms& t) {
+  return t.u_compute + (p.fp16_tensor_power - 1.0) * t.u_compute_fp16;
 }
 
 double idle_w(const CmosParams& p, const Terms& t) {
@@ -146,10 +158,47 @@ std::vector<CalibrationRow> read_calibration_csv(const std::string& path) {
 double predict_row_power_w(const Device& d, const CmosParams& p, const CalibrationRow& r) {
   const Terms t = terms(d, RooflineParams::of(d), r);
   return idle_w(p, t) +
-         t.v2f * (t.busy_frac * p.busy_w_per_v2ghz + t.u_compute * p.compute_w_per_v2ghz +
-                  t.u_simt * p.simt_w_per_v2ghz + t.u_simt_matrix * p.simt_matrix_w_per_v2ghz) +
+         t.v2f *
+             (t.busy_frac * p.busy_w_per_v2ghz + tensor_utilisation(p, t) * p.compute_w_per_v2ghz +
+              t.u_simt * p.simt_w_per_v2ghz + t.u_simt_matrix * p.simt_matrix_w_per_v2ghz) +
          t.u_memory * p.memory_active_w_per_ghz * t.fm_ghz;
 }
+
+namespace {
+
+bool is_deep_idle_row(const CalibrationRow& r) {
+  return r.cls == "deep_idle";
+}
+
+// Each row's prediction with fit.power, its error and the RMS and largest
+// error over the fitted rows (deep idle is the model's value, duty-cycled rows
+// are predicted only).
+void score_rows(const Device& d, const std::vector<CalibrationRow>& rows, CalibrationFit& fit) {
+  const CmosParams& p = fit.power;
+  double sq = 0;
+  int n = 0;
+  for (const auto& r : rows) {
+    CalibrationFit::RowError e;
+    e.name = r.name;
+    e.measured_w = r.mean_power_w;
+    e.used = !is_deep_idle_row(r) && r.cls != "mixed";
+    e.predicted_w = is_deep_idle_row(r) ? p.deep_idle_w : predict_row_power_w(d, p, r);
+    if (!is_deep_idle_row(r)) {
+      const Terms t = terms(d, RooflineParams::of(d), r);
+      e.tensor_w = t.v2f * tensor_utilisation(p, t) * p.compute_w_per_v2ghz;
+    }
+    e.error_pct = 100.0 * (e.predicted_w - e.measured_w) / e.measured_w;
+    if (e.used) {
+      sq += e.error_pct * e.error_pct;
+      ++n;
+      fit.max_abs_error_pct = std::max(fit.max_abs_error_pct, std::abs(e.error_pct));
+    }
+    fit.rows.push_back(e);
+  }
+  fit.rms_error_pct = n > 0 ? std::sqrt(sq / n) : 0.0;
+}
+
+}  // namespace
 
 CalibrationFit fit_power(const Device& d, const std::vector<CalibrationRow>& rows) {
   const RooflineParams lat = RooflineParams::of(d);
@@ -196,7 +245,7 @@ CalibrationFit fit_power(const Device& d, const std::vector<CalibrationRow>& row
       const Terms t = terms(d, lat, *active[i]);
       const auto row = static_cast<Eigen::Index>(i);
       a(row, 0) = t.busy_frac * t.v2f;
-      a(row, 1) = t.u_compute * t.v2f;
+      a(row, 1) = tensor_utilisation(p, t) * t.v2f;
       a(row, 2) = t.u_simt * t.v2f;
       a(row, 3) = t.u_memory * t.fm_ghz;
       a(row, 4) = t.u_simt_matrix * t.v2f;
@@ -239,23 +288,14 @@ CalibrationFit fit_power(const Device& d, const std::vector<CalibrationRow>& row
     if (fit.simt_matrix_fitted) p.simt_matrix_w_per_v2ghz = x(4);
   }
 
-  double sq = 0;
-  int n = 0;
-  for (const auto& r : rows) {
-    CalibrationFit::RowError e;
-    e.name = r.name;
-    e.measured_w = r.mean_power_w;
-    e.used = !is_deep_idle(r) && !is_mixed(r);
-    e.predicted_w = is_deep_idle(r) ? p.deep_idle_w : predict_row_power_w(d, p, r);
-    e.error_pct = 100.0 * (e.predicted_w - e.measured_w) / e.measured_w;
-    if (e.used) {
-      sq += e.error_pct * e.error_pct;
-      ++n;
-      fit.max_abs_error_pct = std::max(fit.max_abs_error_pct, std::abs(e.error_pct));
-    }
-    fit.rows.push_back(e);
-  }
-  fit.rms_error_pct = n > 0 ? std::sqrt(sq / n) : 0.0;
+  score_rows(d, rows, fit);
+  return fit;
+}
+
+CalibrationFit predict_power(const Device& d, const std::vector<CalibrationRow>& rows) {
+  CalibrationFit fit;
+  fit.power = CmosParams::of(d);
+  score_rows(d, rows, fit);
   return fit;
 }
 

@@ -47,7 +47,8 @@ struct CalibrationFit {
     std::string name;
     double measured_w = 0, predicted_w = 0;
     double error_pct = 0;
-    bool used = false;  // false: reported only (e.g. deep idle)
+    double tensor_w = 0;  // the prediction's tensor-core term
+    bool used = false;    // false: reported only (e.g. deep idle)
   };
   std::vector<RowError> rows;
   double rms_error_pct = 0;
@@ -62,6 +63,10 @@ struct CalibrationFit {
 double predict_row_power_w(const Device& d, const CmosParams& p, const CalibrationRow& r);
 
 CalibrationFit fit_power(const Device& d, const std::vector<CalibrationRow>& rows);
+
+// The rows against the device file's coefficients as they are: nothing is
+// fitted (`dvfsim calibrate --predict-only`).
+CalibrationFit predict_power(const Device& d, const std::vector<CalibrationRow>& rows);
 
 // For GPUs that report no voltage: also chooses the V/F curve's shape, a flat
 // floor v0 up to a knee clock, then linear to the curve's top point (kept).

@@ -31,6 +31,8 @@ const bool registered = register_model({
             {"memory_active_w_per_ghz", true, 0, 1e5,
              "DRAM at peak bandwidth, x utilisation x memory GHz (W/GHz)"},
             {"memory_idle_w_per_ghz", true, 0, 1e5, "memory clock running, x memory GHz (W/GHz)"},
+            {"fp16_tensor_power", false, 0.5, 2,
+             "the tensor term on fp16 operands over the term on bf16 (absent: 1)"},
             {"data_share_memory", false, 0, 1,
              "share of the memory-active term from data toggling (absent: 0)"},
             {"data_share_compute", false, 0, 1,
@@ -59,6 +61,7 @@ CmosParams CmosParams::of(const Device& d) {
   c.memory_active_w_per_ghz = p.number("memory_active_w_per_ghz");
   c.memory_idle_w_per_ghz = p.number("memory_idle_w_per_ghz");
   // Without them power does not depend on the data (random data).
+  c.fp16_tensor_power = p.number_or("fp16_tensor_power", 1.0);
   c.data_share_memory = p.number_or("data_share_memory", 0.0);
   c.data_share_compute = p.number_or("data_share_compute", 0.0);
   return c;
@@ -87,6 +90,7 @@ CmosPower::CmosPower(const Device& d, const CmosParams& p) : p_(p) {
   form_.simt_w_per_v2ghz = p_.simt_w_per_v2ghz;
   form_.simt_matrix_w_per_v2ghz = p_.simt_matrix_w_per_v2ghz;
   form_.memory_active_w_per_ghz = p_.memory_active_w_per_ghz;
+  form_.compute_fp16_extra_w_per_v2ghz = (p_.fp16_tensor_power - 1.0) * p_.compute_w_per_v2ghz;
   for (const auto f : d.core_clocks_mhz) {
     const double v = d.volts(f);
     const double v2f = v * v * f * 1e-3;

@@ -1,9 +1,10 @@
 #pragma once
 // The `cmos` power model (docs/design.md, "Models"), with fc and fm in GHz:
 //   P = const + leak·V(fc) + clock·V²·fc + mem_idle·fm            (context idle)
-//     + (u_busy·busy + u_c·compute + u_s·simt + u_sm·simt_matrix)·V²·fc
-//     + u_m·mem_active·fm                                             (a kernel)
-// u_c: tensor-core utilisation, u_s: SIMT issue utilisation (warp instructions
+//     + (u_busy·busy + u_c·compute + u_c16·(fp16 - 1)·compute + u_s·simt
+//        + u_sm·simt_matrix)·V²·fc + u_m·mem_active·fm                 (a kernel)
+// u_c: tensor-core utilisation, u_c16: its part on fp16 operands (fp16 =
+// fp16_tensor_power, 1 when absent), u_s: SIMT issue utilisation (warp instructions
 // per scheduler cycle), u_sm: FP32 FLOPs of a matrix product on the SIMT pipes
 // over the FP32 peak (its operands' traffic through shared memory and the
 // register file, beyond the issue term; docs/calibration.md).
@@ -29,6 +30,9 @@ struct CmosParams {
   double memory_active_w_per_ghz = 0.0;
   double memory_idle_w_per_ghz = 0.0;
   double deep_idle_w = 0.0;  // no CUDA context, clocks at their floor
+  // The tensor term on fp16 operands over the term on bf16 (random data both);
+  // 1 when the file gives none.
+  double fp16_tensor_power = 1.0;
   // Share of the memory-active and of the compute (tensor + SIMT) power that
   // comes from data toggling: gone when the data are constant (zeros), all
   // there for random data (the default). 0 when the file gives none.

@@ -128,6 +128,7 @@ std::vector<KernelCost> RooflineOverlap::prepare(const Workload& w, const Device
   std::vector<KernelCost> out(w.kernels.size());
   // MathPipe per (name_id, attention or not), -1 unread: names repeat.
   std::vector<std::int8_t> pipe_of(2 * w.names.size(), -1);
+  std::vector<std::int8_t> fp16_of(w.names.size(), -1);  // fp16 operands per name_id, -1 unread
   for (std::size_t i = 0; i < w.kernels.size(); ++i) {
     const Kernel& k = w.kernels[i];
     KernelCost& kc = out[i];
@@ -145,6 +146,11 @@ std::vector<KernelCost> RooflineOverlap::prepare(const Workload& w, const Device
       pipe = static_cast<MathPipe>(p);
     }
     kc.tensor = pipe != MathPipe::simt;
+    if (pipe == MathPipe::tensor) {
+      std::int8_t& f = fp16_of[k.name_id];
+      if (f < 0) f = static_cast<std::int8_t>(fp16_operands(w.name(k)));
+      kc.fp16 = f > 0;
+    }
     kc.simt_matrix = !kc.tensor && (k.cls == KernelClass::gemm || k.cls == KernelClass::conv ||
                                     k.cls == KernelClass::attention);
     kc.flops = k.work.flops * (kc.tensor ? tensor_rate_cost(pipe) : 1.0);

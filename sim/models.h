@@ -37,6 +37,9 @@ struct KernelCost {
   // A matrix product on the FP32 SIMT pipes (MathPipe::simt of a GEMM, convolution
   // or attention kernel): its FLOPs draw the power models' `simt_matrix` term.
   bool simt_matrix = false;
+  // A tensor-core kernel on fp16 operands (fp16_operands, sim/workload.h): its
+  // tensor utilisation also counts as Utilisation::compute_fp16.
+  bool fp16 = false;
   // What share of the GPU's SMs executes the kernel, and for how long: its
   // grid's CTAs over the SM count (at most 1; 1 when the trace gives no launch
   // configuration), and, of its time, the launch and drain in which no SM of
@@ -52,14 +55,16 @@ struct KernelCost {
 // DRAM runs at peak bandwidth, `simt` every warp scheduler issues an instruction each cycle (warp
 // instructions / (SMs x schedulers x clock x time)), `simt_matrix` the FP32 SIMT pipes run a
 // matrix product's FLOPs at their peak (FP32 FLOP/s of KernelCost::simt_matrix kernels over the
-// FP32 peak). Time-weighted averages of Utilisation are valid Utilisations; power models must be
-// linear in them (the governor relies on it).
+// FP32 peak), `compute_fp16` the part of `compute` whose operands are fp16. Time-weighted averages
+// of Utilisation are valid Utilisations; power models must be linear in them (the governor relies
+// on it).
 struct Utilisation {
   double busy = 0.0;
   double compute = 0.0;
   double memory = 0.0;
   double simt = 0.0;
   double simt_matrix = 0.0;
+  double compute_fp16 = 0.0;  // the part of `compute` on fp16 operands (KernelCost::fp16)
 
   // Accumulating activity over an interval: adds `u` held for `w` (ns).
   void add(const Utilisation& u, double w) {
@@ -68,11 +73,12 @@ struct Utilisation {
     memory += u.memory * w;
     simt += u.simt * w;
     simt_matrix += u.simt_matrix * w;
+    compute_fp16 += u.compute_fp16 * w;
   }
   // The accumulation divided by the interval's length: the time-weighted average.
   Utilisation per(double interval) const {
-    return {busy / interval, compute / interval, memory / interval, simt / interval,
-            simt_matrix / interval};
+    return {busy / interval, compute / interval,     memory / interval,
+            simt / interval, simt_matrix / interval, compute_fp16 / interval};
   }
 };
 

@@ -72,6 +72,34 @@ MathPipe math_pipe(KernelClass cls, std::string_view kernel_name) {
   return MathPipe::tensor;
 }
 
+bool fp16_operands(std::string_view kernel_name) {
+  const LowerName name(kernel_name);
+  auto has = [&](std::string_view n) { return name.has(n); };
+  // bf16 names hold "f16" too ("bf16bf16_bf16f32"); cuDNN's generated SDPA
+  // kernels say "wgmma_f16" whatever their data (the same name in the bf16 and
+  // fp16 BERT-large captures of validation/h200/heldout3/).
+  if (has("bf16") || has("bfloat16") || has("sdpa")) return false;
+  // cuBLAS's nvjet kernels spell the types after the architecture: "hsh" (fp16
+  // in, fp32 compute, fp16 out), "tst" (bf16), "sss" (fp32), "qqt" (fp8).
+  if (const std::size_t at = name.k.find("nvjet_"); at != std::string::npos) {
+    std::size_t i = at + 6;
+    if (name.k.compare(i, 2, "sm") == 0) {
+      const std::size_t us = name.k.find('_', i);
+      if (us == std::string::npos) return false;
+      i = us + 1;
+    }
+    return i < name.k.size() && name.k[i] == 'h';
+  }
+  // CUTLASS, xmma and the older cuBLAS kernels ("sm80_xmma_gemm_f16f16_f16f32",
+  // "cutlass_80_tensorop_f16_s16816gemm_f16", "ampere_fp16_s16816gemm_fp16",
+  // "volta_h884gemm"), FlashAttention's template argument (cutlass::half_t),
+  // CUTLASS's fmha ("fmha_cutlassF_f16_aligned").
+  for (const std::string_view n : {"fp16", "f16f16", "_f16_", "half_t", "__half", "c10::half",
+                                   "h884gemm", "h1688gemm", "h16816gemm", "hgemm"})
+    if (has(n)) return true;
+  return false;
+}
+
 double tensor_rate_cost(MathPipe pipe) {
   switch (pipe) {
     case MathPipe::tensor:

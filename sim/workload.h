@@ -72,6 +72,10 @@ struct Work {
 // f32f32_f32f32). Every other class is `simt`.
 enum class MathPipe : std::uint8_t { tensor, tensor_tf32, tensor_3xtf32, simt };
 MathPipe math_pipe(KernelClass cls, std::string_view kernel_name);
+// Whether a tensor-core kernel's name says its operands are fp16 (not bf16,
+// TF32 or fp8): the tensor cores draw more power on fp16 data than on bf16
+// (docs/calibration.md, "Operand data"). False when the name does not say.
+bool fp16_operands(std::string_view kernel_name);
 // Tensor-core work in 16-bit-rate FLOPs per FLOP on `pipe` (1, 2, 6); 0 for
 // simt.
 double tensor_rate_cost(MathPipe pipe);

@@ -268,5 +268,28 @@ TEST(EndToEnd, ValidateReplaysTheHostFactorsRange) {
             std::string::npos);
 }
 
+TEST(EndToEnd, CalibratePredictOnlyFitsAndWritesNothing) {
+  // The data suite's rows against h200.yaml as it is: the fp16 GEMM within
+  // 0.3 pp of its bf16 twin (-1.88 %), since the file holds their ratio.
+  const std::string csv =
+      std::string(DVFSIM_SOURCE_DIR) + "/models/calibration/h200/measurements_data.csv";
+  const auto r = run_dvfsim("calibrate --device h200 --measurements " + csv + " --predict-only");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("gemm_fp16_m8192_n8192_k8192                     692.2        677.5    "
+                          "-2.12%"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("(nothing fitted)"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("wrote"), std::string::npos) << r.output;
+  // A fit needs somewhere to write; --predict-only writes nowhere.
+  const auto no_out = run_dvfsim("calibrate --device h200 --measurements " + csv);
+  EXPECT_EQ(no_out.exit_code, 2) << no_out.output;
+  EXPECT_NE(no_out.output.find("--out FILE is required (or --predict-only)"), std::string::npos)
+      << no_out.output;
+  const auto both = run_dvfsim("calibrate --device h200 --measurements " + csv +
+                               " --predict-only --out " + temp_dir("calibrate") + "/x.yaml");
+  EXPECT_EQ(both.exit_code, 2) << both.output;
+}
+
 }  // namespace
 }  // namespace dvfsim::testing

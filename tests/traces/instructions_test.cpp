@@ -285,6 +285,30 @@ TEST(MathPipe, FromTheKernelName) {
   EXPECT_EQ(math_pipe(KernelClass::elementwise, "tf32_looking_elementwise"), MathPipe::simt);
 }
 
+// fp16 operands from the kernel's name; bf16, TF32, FP32 and names that do not
+// say (cuDNN's SDPA kernels say "f16" for bf16 data too) are not fp16.
+TEST(MathPipe, Fp16OperandsFromTheKernelName) {
+  for (const char* n :
+       {"nvjet_sm90_hsh_256x128_64x4_1x2_h_bz_coopA_bias_TNT",
+        "nvjet_hsh_128x256_64x4_1x2_h_bz_coopA_NTN",
+        "sm80_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize128x128x32",
+        "ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_nn", "volta_h884gemm_64x64_nn",
+        "cutlass_80_tensorop_f16_s16816gemm_f16_256x128_32x3_tn_align8",
+        "void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 64, cutlass::half_t>>",
+        "fmha_cutlassF_f16_aligned_64x128_rf_sm80"})
+    EXPECT_TRUE(fp16_operands(n)) << n;
+  for (const char* n :
+       {"nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT",
+        "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NTN", "nvjet_sm90_sss_64x8_64x16",
+        "sm90_xmma_fprop_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc",
+        "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_nn",
+        "void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 64, cutlass::bfloat16_t>>",
+        "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x64",
+        "sm80_xmma_gemm_f32f32_tf32f32_f32_nt_n_tilesize128x256x32", "ampere_sgemm_128x64_nn",
+        "nvjet_sm90", "Kernel2"})
+    EXPECT_FALSE(fp16_operands(n)) << n;
+}
+
 TEST(MathPipe, InstructionEstimates) {
   // 64 FLOPs per FFMA warp instruction (32 lanes x 2), 1.131 warp
   // instructions per FFMA (the loads and address work of a tiled SIMT GEMM).
