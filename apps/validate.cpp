@@ -202,7 +202,7 @@ void print_validation(std::ostream& out, const ValidationReport& r, double toler
     else
       out << fmt::format(
           "the host bounds this step, its time rests on the profiler correction (the measured "
-          "time is {} the range)\n",
+          "time is {} the range, to within 1 %)\n",
           b->time_inside(r.measured.time_per_step_s) ? "inside" : "outside");
   }
   if (r.measured.paired_host_factor > 0)

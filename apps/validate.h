@@ -54,9 +54,11 @@ struct ValidationReport {
   struct HostBand {
     double slow_factor = 0, fast_factor = 0;
     Prediction slow, fast;
-    // The measured time per step lies between the two predictions.
+    // The measured time per step lies between the two predictions, to within
+    // 1 % (where the fast end is the GPU's own time, a step measured a hair
+    // faster is the GPU model's error, not the host's).
     bool time_inside(double measured_s) const {
-      return measured_s >= fast.time_s && measured_s <= slow.time_s;
+      return measured_s >= 0.99 * fast.time_s && measured_s <= 1.01 * slow.time_s;
     }
   };
   std::optional<HostBand> host_band;
