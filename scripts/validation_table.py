@@ -107,7 +107,7 @@ def band(b):
     more: `hw validate` calls such a step host-bound)."""
     if not b:
         return "n/a"
-    spread = f"{b['time_spread_pct']:.1f} %"
+    spread = f"{b['time_spread_pct']:.1f} %".replace("-", "\u2212")
     return spread if b["time_spread_pct"] < 2.0 else f"{spread}, {'inside' if b['measured_time_inside'] else 'outside'}"
 
 
