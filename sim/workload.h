@@ -89,8 +89,13 @@ double tensor_rate_cost(MathPipe pipe);
 // says none of them.
 double elementwise_instructions_per_byte(std::string_view kernel_name);
 
-// `kernel_name` refines the elementwise class (elementwise_instructions_per_byte);
-// empty: the class mix.
+// Warp instructions per DRAM byte of a `norm` kernel: batch norm's statistics
+// and backward-reduction passes by their names, 0.139 (the GPT-3-XL step's
+// class) otherwise.
+double norm_instructions_per_byte(std::string_view kernel_name);
+
+// `kernel_name` refines the elementwise class (elementwise_instructions_per_byte)
+// and the norm class (norm_instructions_per_byte); empty: the class mix.
 double estimated_instructions(KernelClass cls, double flops, double dram_bytes,
                               MathPipe pipe = MathPipe::tensor, std::string_view kernel_name = {});
 

@@ -121,14 +121,17 @@ void annotate_instructions_from_text(Workload& w, std::optional<std::string_view
   // prefill and BERT steps), the 16-bit strided ones 0.24-0.28. Fallback
   // kernels keep the class intensity, the pairing the fallback was measured
   // with (docs/validation.md, "Instruction estimates of elementwise kernels").
+  // Norm kernels with shapes likewise take their family's intensity per byte
+  // (norm_instructions_per_byte: batch norm's statistics and backward
+  // reduction).
   std::vector<double> per_byte(w.names.size(), -1.0);
   for (Kernel& k : w.kernels) {
     k.work.instructions_source = InstructionSource::estimated;
-    if (k.cls == KernelClass::elementwise && k.work.source == WorkSource::shapes) {
+    if ((k.cls == KernelClass::elementwise || k.cls == KernelClass::norm) &&
+        k.work.source == WorkSource::shapes) {
       double& r = per_byte[k.name_id];
       // Instructions per byte (the estimate is linear in the bytes).
-      if (r < 0)
-        r = estimated_instructions(KernelClass::elementwise, 0.0, 1.0, MathPipe::simt, w.name(k));
+      if (r < 0) r = estimated_instructions(k.cls, 0.0, 1.0, MathPipe::simt, w.name(k));
       k.work.instructions = r * k.work.dram_bytes;
       continue;
     }

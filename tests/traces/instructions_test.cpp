@@ -96,6 +96,41 @@ TEST(EstimatedInstructions, ElementwiseFromTheKernelName) {
       estimated_instructions(KernelClass::communication, 0.0, 1000.0, MathPipe::simt, mul), 137.0);
 }
 
+TEST(EstimatedInstructions, BatchNormPassesFromTheKernelName) {
+  // Batch norm's statistics pass issues 0.614 warp instructions per byte, its
+  // backward reduction 0.167 (Nsight Compute, ResNet-50); its elementwise
+  // passes and every other norm kernel the class's 0.139. 100 MB read: 61.4 M.
+  const std::string stats =
+      "void at::native::batch_norm_collect_statistics_channels_last_kernel<at::native::Var, "
+      "c10::BFloat16, float, 4>(const T2 *, T3 *, T3 *, volatile T3 *, int *, int, int, T3)";
+  EXPECT_DOUBLE_EQ(estimated_instructions(KernelClass::norm, 0.0, 100e6, MathPipe::simt, stats),
+                   61.4e6);
+  EXPECT_DOUBLE_EQ(norm_instructions_per_byte("void at::native::batch_norm_backward_reduce_"
+                                              "channels_last_kernel<4, c10::BFloat16, float>"),
+                   0.167);
+  EXPECT_DOUBLE_EQ(norm_instructions_per_byte("void at::native::batch_norm_transform_input_"
+                                              "channels_last_kernel<c10::BFloat16, float>"),
+                   0.139);
+  EXPECT_DOUBLE_EQ(norm_instructions_per_byte("void at::native::(anonymous namespace)::vectorized_"
+                                              "layer_norm_kernel<c10::BFloat16, float, false>"),
+                   0.139);
+  // The annotation uses the family for a kernel whose bytes come from shapes;
+  // the duration fallback's bytes keep the class's intensity.
+  Workload w;
+  const auto id = w.intern(stats);
+  for (const WorkSource src : {WorkSource::shapes, WorkSource::fallback}) {
+    Kernel k;
+    k.name_id = id;
+    k.cls = KernelClass::norm;
+    k.work.source = src;
+    k.work.dram_bytes = 100e6;
+    w.kernels.push_back(k);
+  }
+  annotate_instructions_from_text(w, std::nullopt, "");
+  EXPECT_DOUBLE_EQ(w.kernels[0].work.instructions, 61.4e6);
+  EXPECT_DOUBLE_EQ(w.kernels[1].work.instructions, 13.9e6);
+}
+
 // Two iterations of A, B, memset, A, C: A and B have sidecar rows, C has none.
 Workload toy() {
   Workload w;
