@@ -599,7 +599,7 @@ NOTEBOOKS["05-validation.ipynb"] = notebook([
     (`validation/h200/heldout/`), "held out 2" six more captured after the
     L2 rule (`validation/h200/heldout2/`), "lease 12-04" thirteen of these
     workloads captured again on a third lease with five steps
-    (`validation/h200/timing/`), "held out 3" eight captured on
+    (`validation/h200/timing/`), "held out 3" ten captured on
     2026-12-04 after the SDPA class fix, three steps each
     (`validation/h200/heldout3/`). The
     launch-bound captures (small-batch training, KV-cache decode, MoE, T5,
@@ -619,7 +619,8 @@ NOTEBOOKS["05-validation.ipynb"] = notebook([
     third set, VGG-16 (+8.6 % energy: its convolutions read ReLU zeros in
     both passes, which the model does not know) and the same network
     diverged under SGD (+50 %: NaN operands draw little power, as data
-    activity 0 would); ConvNeXt-T, partly host-bound, +8.6 % in time; see
+    activity 0 would); ConvNeXt-T, partly host-bound, +8.6 % in time;
+    ShuffleNetV2 −12.8 % in energy (depthwise convolutions); see
     docs/validation.md. The table is
     `figures/05-validation.csv`.
     """),

@@ -93,6 +93,8 @@ CAPTURES = [
     ("held out 3: `neox_train_b16_t512`", "validation/h200/heldout3/neox_train_b16_t512", "decoder train", "launch"),
     ("held out 3: `bert_large_infer_fp16_b32_t512`", "validation/h200/heldout3/bert_large_infer_fp16_b32_t512", "encoder inference (fp16)", "GPU"),
     ("held out 3: `bert_large_infer_bf16_b32_t512`", "validation/h200/heldout3/bert_large_infer_bf16_b32_t512", "encoder inference", "GPU"),
+    ("held out 3: `mobilenetv2_train_b128`", "validation/h200/heldout3/mobilenetv2_train_b128", "CNN train (depthwise)", "launch"),
+    ("held out 3: `shufflenetv2_train_b256`", "validation/h200/heldout3/shufflenetv2_train_b256", "CNN train (depthwise)", "launch"),
 ]
 
 

@@ -16,6 +16,8 @@ configs (no download). Helpers from ``../heldout/workloads.py``.
 | resnet152_infer | ResNet-152 (torchvision), inference, batch 256 x 224, bf16 weights, channels-last |
 | neox_train | GPT-NeoX 12 x d768 (transformers GPTNeoXForCausalLM: partial rotary, parallel residual), batch 16 x 512, bf16 autocast, fused AdamW |
 | bert_large_infer_fp16 | BERT-large encoder (transformers BertModel), inference, fp16 weights (`bf16=1`: bf16), batch 32 x 512 |
+| mobilenetv2_train | MobileNetV2 (torchvision: depthwise 3x3, batch norm, ReLU6), batch 128 x 224, bf16 autocast, channels-last, SGD (run4.sh) |
+| shufflenet_train | ShuffleNetV2 x1.0 (torchvision: depthwise 3x3, channel shuffle, batch norm), batch 256 x 224, bf16 autocast, channels-last, SGD (run4.sh) |
 """
 import importlib.util
 import os
@@ -115,3 +117,20 @@ def bert_large_infer_fp16(device, **kw):
     return {"step": step, "meta": _meta(model, o, "BERT-large encoder (transformers BertModel) inference",
                                         dtype=f"{str(dtype)[6:]} weights", optimizer="none")}
 
+
+
+def mobilenetv2_train(device, **kw):
+    # Captured in run4.sh, after the depthwise-convolution rule's data were in
+    # and before the rule was chosen: its held-out check.
+    import torchvision
+    o = _opts(kw, {"batch": 128, "image": 224})
+    return _vision_train(device, torchvision.models.mobilenet_v2, o,
+                         "MobileNetV2 (torchvision), channels-last", sgd=True)
+
+
+def shufflenet_train(device, **kw):
+    # As mobilenetv2_train: depthwise 3x3 convolutions, channel shuffles, batch norm.
+    import torchvision
+    o = _opts(kw, {"batch": 256, "image": 224})
+    return _vision_train(device, torchvision.models.shufflenet_v2_x1_0, o,
+                         "ShuffleNetV2 x1.0 (torchvision), channels-last", sgd=True)
