@@ -16,9 +16,9 @@ Sequence (as capture_gpt3.py, which is now one workload among others):
   4. ``--timing-steps`` N > 0: N steps under a light profiler (CUDA activity
      only: kernels and the runtime calls that launched them, no
      CPU operators, no shapes), after one untraced warm-up step: the timing
-     trace, whose host timeline the profiler barely stretches (`dvfsim hw
-     validate --timing-trace`, docs/validation.md "Timing traces"); then
-     ~1 s of unprofiled steps again, to pair the timing trace's host with.
+     trace, a measurement of the profiler (it still stretches the host
+     1.15-1.83x; dvfsim does not read it: docs/validation.md, "Timing traces
+     and the profiler's after-effect"); then ~1 s of unprofiled steps again.
   5. ``--profile-steps`` steps under torch.profiler (CPU + CUDA,
      record_shapes) after one untraced profiler warm-up step, each in a
      ``ProfilerStep#<i>`` range; the host and device time of every profiled
@@ -172,7 +172,10 @@ def main():
     ap.add_argument("--min-steps", type=int, default=8)
     ap.add_argument("--max-steps", type=int, default=2000)
     ap.add_argument("--guard-s", type=float, default=0.35)
-    ap.add_argument("--profile-steps", type=int, default=2)
+    # Five: a replay inherits whatever its traced steps' host did, and the
+    # host's pace moves from step to step (docs/validation.md, "Five traced
+    # steps"); the shipped and earliest captures have two.
+    ap.add_argument("--profile-steps", type=int, default=5)
     ap.add_argument("--timing-steps", type=int, default=0,
                     help="steps of a light (CUDA-only) timing trace after the energy window (0: none)")
     ap.add_argument("--sample-ms", type=float, default=5.0)
