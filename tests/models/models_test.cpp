@@ -284,13 +284,13 @@ TEST(RooflineOverlap, BusyCountsTheSmsAGridOccupiesOutsideLaunchAndDrain) {
 // elementwise kernel with the same FLOPs do not. 64 FLOPs per FFMA warp
 // instruction: 33.45 TFLOP/s is half the H200's FP32 peak at 1980 MHz (132 SMs x
 // 256 x 1.98 GHz = 66.9 TFLOP/s), which adds 0.5 x 63.72 x 1.98 = 63.08 W.
-TEST(H200Model, SimtMatrixTermChargesFp32MatrixFlops) {
-  const Device& d = h200();
+// One 100 us kernel per name, each with `flops`, captured on the H200 at
+// 1980 MHz; names with "mul" are elementwise, the others GEMMs.
+Workload kernels_of(std::initializer_list<const char*> names, double flops) {
   Workload w;
   w.capture.device = "h200";
   w.capture.core_mhz = 1980;
-  const double flops = 0.5 * d.fp32_flops_per_s(1980) * 100e-6;  // 100 us at half the peak
-  for (const char* name : {"ampere_sgemm_128x64_nn", "nvjet_hsh_256x128_2cta", "vectorized_mul"}) {
+  for (const char* name : names) {
     Kernel k;
     k.cls = std::string(name).find("mul") == std::string::npos ? KernelClass::gemm
                                                                : KernelClass::elementwise;
@@ -299,6 +299,15 @@ TEST(H200Model, SimtMatrixTermChargesFp32MatrixFlops) {
     k.work.flops = flops;
     w.kernels.push_back(k);
   }
+  return w;
+}
+
+TEST(H200Model, SimtMatrixTermChargesFp32MatrixFlops) {
+  const Device& d = h200();
+  // 100 us at half the FP32 peak
+  const Workload w =
+      kernels_of({"ampere_sgemm_128x64_nn", "nvjet_hsh_256x128_2cta", "vectorized_mul"},
+                 0.5 * d.fp32_flops_per_s(1980) * 100e-6);
   RooflineOverlap lat(d);
   const auto costs = lat.prepare(w, d, d);
   ASSERT_TRUE(costs[0].simt_matrix);
@@ -347,19 +356,9 @@ TEST(H200Model, ReproducesTheStoredMicrobenchmarks) {
 // 1.00), the fp16 one 0.09 x that more, 38.56 W.
 TEST(H200Model, Fp16OperandsDrawMoreTensorPower) {
   const Device& d = h200();
-  Workload w;
-  w.capture.device = "h200";
-  w.capture.core_mhz = 1980;
-  const double flops = 0.5 * d.tensor_flops_per_s(1980) * 100e-6;
-  for (const char* name : {"nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT",
-                           "nvjet_sm90_hsh_256x128_64x4_1x2_h_bz_coopA_NNT"}) {
-    Kernel k;
-    k.cls = KernelClass::gemm;
-    k.name_id = w.intern(name);
-    k.work.duration_ns = 100'000;
-    k.work.flops = flops;
-    w.kernels.push_back(k);
-  }
+  const Workload w = kernels_of({"nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT",
+                                 "nvjet_sm90_hsh_256x128_64x4_1x2_h_bz_coopA_NNT"},
+                                0.5 * d.tensor_flops_per_s(1980) * 100e-6);
   RooflineOverlap lat(d);
   const auto costs = lat.prepare(w, d, d);
   EXPECT_FALSE(costs[0].fp16);

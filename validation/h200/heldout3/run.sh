@@ -5,30 +5,13 @@
 #   bash validation/h200/heldout3/run.sh OUTDIR
 # Leaves OUTDIR/run.log and OUTDIR/caps.tar.gz. Read-only NVML; no clock, limit
 # or mode is changed.
-set -u
-export PYTHONUNBUFFERED=1
-out="${1:?usage: run.sh OUTDIR}"
-mkdir -p "$out"
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../../.." && pwd)
-w=$(mktemp -d)
-exec > >(tee -a "$out/run.log") 2>&1
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "${1:-}" run.log
 nvidia-smi --query-gpu=name,driver_version,pstate,clocks.sm,power.draw,temperature.gpu --format=csv
 python3 -c "import torch, torchvision, transformers; print(torch.__version__, torchvision.__version__, transformers.__version__)"
-cap() {  # tag class limit_s builder [capture options...]
-  local tag=$1 klass=$2 lim=$3 wl=$4
-  shift 4
-  timeout "$lim" python3 "$root/traces/capture/capture.py" --workload "$here/workloads.py:$wl" \
-    --out "$w" --tag "$tag" --class "$klass" --profile-steps 3 "$@"
-  echo "$tag rc=$?"
-}
-cap convnext_t_train_b64          cnn-train       80 convnext_train
-cap efficientnet_b0_train_b256    cnn-train       80 efficientnet_train
-cap vgg16_train_b64               cnn-train       80 vgg16_train --arg sgd=1  # diverges: run2.sh
-cap resnet152_infer_b256          cnn-infer       70 resnet152_infer
-cap neox_train_b16_t512           decoder-train   90 neox_train
+cap convnext_t_train_b64           cnn-train      80 convnext_train
+cap efficientnet_b0_train_b256     cnn-train      80 efficientnet_train
+cap vgg16_train_b64                cnn-train      80 vgg16_train --arg sgd=1  # diverges: run2.sh
+cap resnet152_infer_b256           cnn-infer      70 resnet152_infer
+cap neox_train_b16_t512            decoder-train  90 neox_train
 cap bert_large_infer_fp16_b32_t512 encoder-infer  70 bert_large_infer_fp16
-for f in "$w"/*.nvml_samples.csv; do [ -f "$f" ] && gzip -9 "$f"; done
-ls -la "$w"
-tar -C "$w" -czf "$out/caps.tar.gz" .
-ls -la "$out"
+pack caps

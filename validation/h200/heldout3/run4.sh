@@ -5,29 +5,16 @@
 # rates of MobileNetV3's kernels those of other networks?), then two new
 # depthwise networks captured before any rule is chosen from that.
 #   bash validation/h200/heldout3/run4.sh OUTDIR
-set -u
-export PYTHONUNBUFFERED=1
-out="${1:?usage: run4.sh OUTDIR}"
-mkdir -p "$out"
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../../.." && pwd)
-w=$(mktemp -d)
-OUT="$out" BUDGET=330 LIMIT=160 \
+OUT="${1:?usage: run4.sh OUTDIR}" BUDGET=330 LIMIT=160 \
   NCU_EXTRA='-k regex:c1_k1|grouped_direct|convolve_common|batch_norm_collect|batch_norm_backward_reduce|layer_norm' \
-  bash "$root/traces/capture/run_h200_ncu.sh" \
+  bash "$here/../../../traces/capture/run_h200_ncu.sh" \
   "efficientnet_b0_train_b256=$here/workloads.py:efficientnet_train" \
   "convnext_t_train_b64=$here/workloads.py:convnext_train"
-exec > >(tee -a "$out/run4.log") 2>&1
+source "$here/lib.sh" "$1" run4.log
 for f in "$out"/ncu_*.csv; do
   python3 "$root/traces/capture/ncu_reduce.py" "$f" "${f%.csv}.subset.csv.gz" && rm -f "$f"
 done
-cap() {  # tag class limit_s builder
-  timeout "$3" python3 "$root/traces/capture/capture.py" --workload "$here/workloads.py:$4" \
-    --out "$w" --tag "$1" --class "$2" --profile-steps 3
-  echo "$1 rc=$?"
-}
 cap mobilenetv2_train_b128  cnn-train 70 mobilenetv2_train
 cap shufflenetv2_train_b256 cnn-train 70 shufflenet_train
-for f in "$w"/*.nvml_samples.csv; do [ -f "$f" ] && gzip -9 "$f"; done
-tar -C "$w" -czf "$out/caps4.tar.gz" .
-ls -la "$w" "$out"
+pack caps4
