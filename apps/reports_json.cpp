@@ -120,7 +120,8 @@ std::string validation_json(const std::string& trace, const std::string& measure
     j.field("fast_factor", b->fast_factor);
     prediction(j, "slow", b->slow);
     prediction(j, "fast", b->fast);
-    j.field("time_spread_pct", 100.0 * (b->slow.time_s / b->fast.time_s - 1.0));
+    j.field("time_spread_pct", b->time_spread_pct());
+    j.field("host_bound", b->host_bound());
     j.field("measured_time_inside", b->time_inside(r.measured.time_per_step_s));
     j.end_object();
   }

@@ -187,7 +187,6 @@ void print_validation(std::ostream& out, const ValidationReport& r, double toler
     out << fmt::format("host overhead: not corrected ({}; predicted = raw)\n",
                        r.host.enabled ? "native trace" : "--host-overhead off");
   if (const auto& b = r.host_band) {
-    const double spread_pct = 100.0 * (b->slow.time_s / b->fast.time_s - 1.0);
     out << fmt::format(
         "host factor from {:g} to {:g} (the range of the H200 captures): time {:.2f} to {:.2f} ms "
         "({:+.2f} to {:+.2f}%), energy {:.2f} to {:.2f} J ({:+.2f} to {:+.2f}%): ",
@@ -196,9 +195,9 @@ void print_validation(std::ostream& out, const ValidationReport& r, double toler
         std::min(b->fast.energy_j, b->slow.energy_j), std::max(b->fast.energy_j, b->slow.energy_j),
         std::min(b->fast.energy_error_pct, b->slow.energy_error_pct),
         std::max(b->fast.energy_error_pct, b->slow.energy_error_pct));
-    if (spread_pct < 2.0)
+    if (!b->host_bound())
       out << fmt::format("the GPU bounds this step (the host moves its time by {:.2f}%)\n",
-                         spread_pct);
+                         b->time_spread_pct());
     else
       out << fmt::format(
           "the host bounds this step, its time rests on the profiler correction (the measured "

@@ -110,7 +110,7 @@ def band(b):
     if not b:
         return "n/a"
     spread = f"{b['time_spread_pct']:.1f} %".replace("-", "\u2212")
-    return spread if b["time_spread_pct"] < 2.0 else f"{spread}, {'inside' if b['measured_time_inside'] else 'outside'}"
+    return f"{spread}, {'inside' if b['measured_time_inside'] else 'outside'}" if b["host_bound"] else spread
 
 
 def main():

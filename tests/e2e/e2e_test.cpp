@@ -260,6 +260,9 @@ TEST(EndToEnd, ValidateReplaysTheHostFactorsRange) {
   const double spread = time_of(l, {"host_band", "slow"}) / time_of(l, {"host_band", "fast"});
   EXPECT_GT(spread, 1.3);
   EXPECT_LT(spread, 1.8);
+  simdjson::dom::parser parser;
+  EXPECT_FALSE(bool(parser.parse(g)["host_band"]["host_bound"]));
+  EXPECT_TRUE(bool(parser.parse(l)["host_band"]["host_bound"]));
   // Off: no correction, no band.
   EXPECT_EQ(validate(launch_bound, " --host-overhead off").find("host_band"), std::string::npos);
   EXPECT_NE(run_dvfsim("hw validate --trace " + launch_bound + ".kineto.json.gz --measured " +
