@@ -90,6 +90,29 @@ double idle_w(const CmosParams& p, const Terms& t) {
          p.memory_idle_w_per_ghz * t.fm_ghz;
 }
 
+double tensor_w(const CmosParams& p, const Terms& t) {
+  return t.v2f * tensor_utilisation(p, t) * p.compute_w_per_v2ghz;
+}
+
+double row_power_w(const CmosParams& p, const Terms& t) {
+  return idle_w(p, t) + tensor_w(p, t) +
+         t.v2f * (t.busy_frac * p.busy_w_per_v2ghz + t.u_simt * p.simt_w_per_v2ghz +
+                  t.u_simt_matrix * p.simt_matrix_w_per_v2ghz) +
+         t.u_memory * p.memory_active_w_per_ghz * t.fm_ghz;
+}
+
+bool is_deep_idle(const CalibrationRow& r) {
+  return r.cls == "deep_idle";
+}
+bool is_idle(const CalibrationRow& r) {
+  return r.cls == "idle" && r.busy_s <= 0;
+}
+// Duty-cycled rows: the firmware moves the clock between their busy and idle
+// halves, so one mean clock misdescribes them; they are predicted, not fitted.
+bool is_mixed(const CalibrationRow& r) {
+  return r.cls == "mixed";
+}
+
 }  // namespace
 
 std::vector<CalibrationRow> read_calibration_csv(const std::string& path) {
@@ -156,36 +179,30 @@ std::vector<CalibrationRow> read_calibration_csv(const std::string& path) {
 }
 
 double predict_row_power_w(const Device& d, const CmosParams& p, const CalibrationRow& r) {
-  const Terms t = terms(d, RooflineParams::of(d), r);
-  return idle_w(p, t) +
-         t.v2f *
-             (t.busy_frac * p.busy_w_per_v2ghz + tensor_utilisation(p, t) * p.compute_w_per_v2ghz +
-              t.u_simt * p.simt_w_per_v2ghz + t.u_simt_matrix * p.simt_matrix_w_per_v2ghz) +
-         t.u_memory * p.memory_active_w_per_ghz * t.fm_ghz;
+  return row_power_w(p, terms(d, RooflineParams::of(d), r));
 }
 
 namespace {
-
-bool is_deep_idle_row(const CalibrationRow& r) {
-  return r.cls == "deep_idle";
-}
 
 // Each row's prediction with fit.power, its error and the RMS and largest
 // error over the fitted rows (deep idle is the model's value, duty-cycled rows
 // are predicted only).
 void score_rows(const Device& d, const std::vector<CalibrationRow>& rows, CalibrationFit& fit) {
   const CmosParams& p = fit.power;
+  const RooflineParams lat = RooflineParams::of(d);
   double sq = 0;
   int n = 0;
   for (const auto& r : rows) {
     CalibrationFit::RowError e;
     e.name = r.name;
     e.measured_w = r.mean_power_w;
-    e.used = !is_deep_idle_row(r) && r.cls != "mixed";
-    e.predicted_w = is_deep_idle_row(r) ? p.deep_idle_w : predict_row_power_w(d, p, r);
-    if (!is_deep_idle_row(r)) {
-      const Terms t = terms(d, RooflineParams::of(d), r);
-      e.tensor_w = t.v2f * tensor_utilisation(p, t) * p.compute_w_per_v2ghz;
+    e.used = !is_deep_idle(r) && !is_mixed(r);
+    if (is_deep_idle(r)) {
+      e.predicted_w = p.deep_idle_w;
+    } else {
+      const Terms t = terms(d, lat, r);
+      e.predicted_w = row_power_w(p, t);
+      e.tensor_w = tensor_w(p, t);
     }
     e.error_pct = 100.0 * (e.predicted_w - e.measured_w) / e.measured_w;
     if (e.used) {
@@ -205,11 +222,6 @@ CalibrationFit fit_power(const Device& d, const std::vector<CalibrationRow>& row
   CalibrationFit fit;
   fit.power = CmosParams::of(d);
   CmosParams& p = fit.power;
-  auto is_deep_idle = [](const CalibrationRow& r) { return r.cls == "deep_idle"; };
-  auto is_idle = [](const CalibrationRow& r) { return r.cls == "idle" && r.busy_s <= 0; };
-  // Duty-cycled rows: the firmware moves the clock between their busy and idle
-  // halves, so one mean clock misdescribes them; they are predicted, not fitted.
-  auto is_mixed = [](const CalibrationRow& r) { return r.cls == "mixed"; };
 
   // 1. The idle split keeps its shape; one scale makes it match the measured
   //    context-idle power.
