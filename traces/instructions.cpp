@@ -92,11 +92,25 @@ bool runs_on_sms(const Kernel& k) {
 
 std::string kernel_base_name(std::string_view s) {
   std::string n(s);
-  for (const std::string_view anon : {"(anonymous namespace)::", "<unnamed>::"}) {
-    for (std::size_t at; (at = n.find(anon)) != std::string::npos;) n.erase(at, anon.size());
-  }
+  constexpr std::string_view kAnon = "(anonymous namespace)::";  // Kineto's spelling
+  for (std::size_t at; (at = n.find(kAnon)) != std::string::npos;) n.erase(at, kAnon.size());
   if (n.rfind("void ", 0) == 0) n.erase(0, 5);
-  n = n.substr(0, n.find_first_of("<("));
+  // The name ends at its template arguments or parameters. Nsight Compute
+  // spells an anonymous namespace "<unnamed>::" (2025.3: "unnamed>::"): a '<'
+  // at the start of a path component opens that namespace, not a template.
+  constexpr std::string_view kUnnamed = "<unnamed>::";
+  std::size_t end = 0;
+  while (end < n.size() && n[end] != '(') {
+    if (n[end] == '<') {
+      if ((end == 0 || n[end - 1] == ':') && n.compare(end, kUnnamed.size(), kUnnamed) == 0) {
+        end += kUnnamed.size();
+        continue;
+      }
+      break;
+    }
+    ++end;
+  }
+  n.resize(end);
   const std::size_t colons = n.rfind("::");
   if (colons != std::string::npos) n.erase(0, colons + 2);
   return n;
