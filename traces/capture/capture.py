@@ -231,6 +231,7 @@ def main():
             "mem_clocks": info["mem_clocks"], "graphics_clocks": info["graphics_clocks"],
             "max_clock_sm": info["max_clock_sm"], "max_clock_mem": info["max_clock_mem"],
             "app_clock_sm": info["app_clock_sm"], "default_app_clock_sm": info["default_app_clock_sm"],
+            "board": {k: info.get(k) for k in ("uuid", "serial", "pci_info", "vbios", "board_part_number")},
             **fields,
         })
     else:

@@ -124,6 +124,11 @@ class Gpu:
             "cuda_driver_version": q("nvmlSystemGetCudaDriverVersion", device=False),
             "architecture": q("nvmlDeviceGetArchitecture"),
             "vbios": q("nvmlDeviceGetVbiosVersion"),
+            # Which board: two H200s drew 600 and 662 W on the same copy
+            # (docs/calibration.md), so a measurement names its board.
+            "uuid": q("nvmlDeviceGetUUID"),
+            "serial": q("nvmlDeviceGetSerial"),
+            "pci_info": q("nvmlDeviceGetPciInfo"),
             "board_part_number": q("nvmlDeviceGetBoardPartNumber"),
             "memory_info": q("nvmlDeviceGetMemoryInfo"),
             "num_gpu_cores": q("nvmlDeviceGetNumGpuCores"),
