@@ -1,0 +1,133 @@
+"""One operator at a time (docs/validation.md, "Operators in isolation"):
+the kernel families that carry the CNN captures' power misses, each run
+alone in a loop so that its measured power is that family's and nothing
+else's. Shapes are the networks' (ShuffleNetV2 b256, VGG-16 b64), bf16,
+channels-last where the networks are. Passed to
+``traces/capture/capture.py`` as ``FILE.py:op --arg name=NAME``.
+
+| name | what one repetition runs |
+| --- | --- |
+| copy | ``y.copy_(x)``, both contiguous (the control: a copy the calibration rows price) |
+| to_nhwc | NCHW-contiguous x to channels-last (ShuffleNetV2's layout copies) |
+| to_nchw | channels-last x to NCHW-contiguous |
+| shuffle | ShuffleNetV2's channel shuffle: ``x.view(b, 2, c/2, h, w).transpose(1, 2).contiguous()`` |
+| cat | ``torch.cat`` of an NCHW and a channels-last half along channels (ShuffleNetV2) |
+| cat_aligned | ``torch.cat`` of two NCHW-contiguous halves (the control of ``cat``) |
+| maxpool | 3x3 / 2 max pooling, forward and backward (ShuffleNetV2's stem; atomic scatter backward) |
+| dwconv | depthwise 3x3 convolution, forward and backward (data and weight gradients) |
+| dwconv5 | depthwise 5x5 (EfficientNet's), 240 channels at 28x28, batch 128 |
+| dwconv7 | depthwise 7x7 (ConvNeXt-T's first stage), 96 channels at 56x56, batch 64 |
+| conv1x1 | 1x1 convolution, forward and backward |
+| bn | batch norm in training mode, forward and backward |
+| vggconv | VGG-16's 3x3 convolution 256 -> 256 at 56x56, forward and backward, random input and gradient |
+| vggconv_relu | the same with a ReLU'd input and a gradient zeroed where that ReLU was (a plain ReLU network's operands) |
+| add | ``z = x + y``, bf16, VGG-16's first-block activation size |
+"""
+try:  # table.py reads OPS on machines without PyTorch
+    import torch
+    import torch.nn.functional as F
+except ImportError:  # pragma: no cover
+    torch = F = None
+
+OPS = ("copy", "to_nhwc", "to_nchw", "shuffle", "cat", "cat_aligned", "maxpool", "dwconv", "dwconv5", "dwconv7",
+       "conv1x1", "bn", "vggconv", "vggconv_relu", "add")
+
+
+def _opts(given, defaults):
+    out = dict(defaults)
+    for k, v in given.items():
+        if k not in defaults:
+            raise ValueError(f"unknown option '{k}' (known: {', '.join(sorted(defaults))})")
+        out[k] = type(defaults[k])(v)
+    return out
+
+
+def _rand(shape, device, cl=False, grad=False):
+    x = torch.randn(shape, device=device, dtype=torch.bfloat16)
+    if cl:
+        x = x.contiguous(memory_format=torch.channels_last)
+    return x.requires_grad_(grad)
+
+
+def _conv(device, n, c, k, hw, ksize, groups, relu):
+    w = _rand((k, c // groups, ksize, ksize), device, cl=True, grad=True)
+    x = _rand((n, c, hw, hw), device, cl=True)
+    if relu:
+        x = torch.relu(x)
+    x.requires_grad_(True)
+    pad = ksize // 2
+    y0 = F.conv2d(x, w, padding=pad, groups=groups)
+    g = torch.randn_like(y0)
+    if relu:  # the gradient a ReLU after this convolution would pass back: zero where it cut
+        g = g * (torch.randn_like(y0) > 0)
+
+    def rep():
+        y = F.conv2d(x, w, padding=pad, groups=groups)
+        y.backward(g)
+        x.grad = None
+        w.grad = None
+    return rep
+
+
+def op(device, **kw):
+    o = _opts(kw, {"name": "copy", "reps": 20})
+    name, reps = o["name"], o["reps"]
+    if name not in OPS:
+        raise ValueError(f"unknown op '{name}' (known: {', '.join(OPS)})")
+    sn = (256, 116, 28, 28)  # a ShuffleNetV2 stage-2 activation at batch 256
+    if name == "copy":
+        x, y = _rand(sn, device), _rand(sn, device)
+        rep = lambda: y.copy_(x)  # noqa: E731
+    elif name == "to_nhwc":
+        x = _rand(sn, device)
+        rep = lambda: x.contiguous(memory_format=torch.channels_last)  # noqa: E731
+    elif name == "to_nchw":
+        x = _rand(sn, device, cl=True)
+        rep = lambda: x.contiguous()  # noqa: E731
+    elif name == "shuffle":
+        x = _rand(sn, device)
+        b, c, h, w = sn
+        rep = lambda: x.view(b, 2, c // 2, h, w).transpose(1, 2).contiguous()  # noqa: E731
+    elif name == "cat":
+        a, bb = _rand((256, 58, 28, 28), device), _rand((256, 58, 28, 28), device, cl=True)
+        rep = lambda: torch.cat([a, bb], dim=1)  # noqa: E731
+    elif name == "cat_aligned":
+        a, bb = _rand((256, 58, 28, 28), device), _rand((256, 58, 28, 28), device)
+        rep = lambda: torch.cat([a, bb], dim=1)  # noqa: E731
+    elif name == "maxpool":
+        x = _rand((256, 24, 112, 112), device, cl=True, grad=True)
+        g = torch.randn_like(F.max_pool2d(x.detach(), 3, 2, 1))
+
+        def rep():
+            F.max_pool2d(x, 3, 2, 1).backward(g)
+            x.grad = None
+    elif name == "dwconv":
+        rep = _conv(device, 256, 116, 116, 28, 3, 116, relu=False)
+    elif name == "dwconv5":
+        rep = _conv(device, 128, 240, 240, 28, 5, 240, relu=False)
+    elif name == "dwconv7":
+        rep = _conv(device, 64, 96, 96, 56, 7, 96, relu=False)
+    elif name == "conv1x1":
+        rep = _conv(device, 256, 116, 116, 28, 1, 1, relu=False)
+    elif name in ("vggconv", "vggconv_relu"):
+        rep = _conv(device, 64, 256, 256, 56, 3, 1, relu=name.endswith("relu"))
+    elif name == "bn":
+        bn = torch.nn.BatchNorm2d(116).to(device).to(memory_format=torch.channels_last)
+        x = _rand(sn, device, cl=True, grad=True)
+        g = torch.randn_like(x)
+
+        def rep():
+            with torch.autocast(device.type, dtype=torch.bfloat16):
+                y = bn(x)
+            y.backward(g)
+            x.grad = None
+            bn.weight.grad = None
+            bn.bias.grad = None
+    else:  # add
+        x, y = _rand((64, 64, 224, 224), device), _rand((64, 64, 224, 224), device)
+        rep = lambda: x + y  # noqa: E731
+
+    def step():
+        for _ in range(reps):
+            rep()
+    return {"step": step, "meta": {"model": f"operator '{name}' x {reps}", "op": name, "reps": reps}}
