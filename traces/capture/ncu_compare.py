@@ -35,18 +35,23 @@ MEMORY_BOUND = {"elementwise", "reduction", "norm", "optimizer", "other"}
 
 def base_name(n):
     """Function name without return type, namespaces, template arguments and
-    parameters (Kineto's and Nsight's spellings agree on it)."""
-    out, depth = [], 0
-    for ch in n:  # drop everything inside <...>
-        if ch == "<":
-            depth += 1
-        elif ch == ">" and depth:
-            depth -= 1
-        elif not depth:
-            out.append(ch)
-    n = "".join(out).replace("(anonymous namespace)", "anon").replace("<unnamed>", "anon")
-    n = n.split("(")[0].strip()
-    return n.split()[-1].split("::")[-1] if n.split() else n
+    parameters (Kineto's and Nsight's spellings agree on it; the rule of
+    kernel_base_name in traces/instructions.cpp). Nsight Compute spells an
+    anonymous namespace "<unnamed>::" (2025.3: "unnamed>::"): a '<' at the
+    start of a path component opens that namespace, not a template."""
+    n = n.replace("(anonymous namespace)::", "")
+    if n.startswith("void "):
+        n = n[5:]
+    end = 0
+    while end < len(n) and n[end] != "(":
+        if n[end] == "<":
+            if (end == 0 or n[end - 1] == ":") and n.startswith("<unnamed>::", end):
+                end += len("<unnamed>::")
+                continue
+            break
+        end += 1
+    head = n[:end].split()  # a return type other than void, if any
+    return head[-1].split("::")[-1] if head else ""
 
 
 def read_native(path):
