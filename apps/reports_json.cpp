@@ -108,6 +108,8 @@ std::string validation_json(const std::string& trace, const std::string& measure
   j.field("steps", r.measured.steps);
   if (r.measured.paired_host_factor > 0)
     j.field("paired_host_factor", r.measured.paired_host_factor);
+  if (!r.measured.board_uuid.empty()) j.field("board_uuid", r.measured.board_uuid);
+  if (!r.measured.board_serial.empty()) j.field("board_serial", r.measured.board_serial);
   j.end_object();
   j.field("host_overhead", r.host.spec());
   j.field("corrected", r.corrected);

@@ -42,6 +42,23 @@ double paired_host_factor(simdjson::dom::element doc, const std::string& path) {
   return sum / static_cast<double>(n) / unprofiled;
 }
 
+// capture.py's `board` block: {"uuid": "GPU-...", "serial": "...", ...}; absent
+// is fine, present with the wrong types is an error naming the field.
+void read_board(simdjson::dom::element doc, const std::string& path, MeasuredStep& m) {
+  simdjson::dom::element board;
+  if (doc["board"].get(board) != simdjson::SUCCESS || board.is_null()) return;
+  if (!board.is_object()) throw InputError(fmt::format("{}: field 'board' is not an object", path));
+  for (const auto& [key, out] : {std::pair<const char*, std::string*>{"uuid", &m.board_uuid},
+                                 std::pair<const char*, std::string*>{"serial", &m.board_serial}}) {
+    simdjson::dom::element v;
+    if (board[key].get(v) != simdjson::SUCCESS || v.is_null()) continue;
+    std::string_view text;
+    if (v.get(text) != simdjson::SUCCESS)
+      throw InputError(fmt::format("{}: field 'board.{}' is not a string", path, key));
+    *out = std::string(text);
+  }
+}
+
 }  // namespace
 
 MeasuredStep read_measured(const std::string& path, int iterations) {
@@ -75,6 +92,7 @@ MeasuredStep read_measured(const std::string& path, int iterations) {
     if (doc["steps"].is_array() && doc["steps"].at(0)["steps"].get(n) == simdjson::SUCCESS)
       m.steps = static_cast<int>(n);
     m.paired_host_factor = paired_host_factor(doc, path);
+    read_board(doc, path, m);
   } else {
     simdjson::dom::element s0;
     if (doc["steps"].at(0).get(s0) != simdjson::SUCCESS)
@@ -178,6 +196,13 @@ void print_validation(std::ostream& out, const ValidationReport& r, double toler
   out << fmt::format("{:<22} {:>12.1f} {:>12.1f} {:>+8.2f}% {:>12.1f} {:>+8.2f}%\n",
                      "mean power (W)", p.power_w, r.measured.mean_power_w, p.power_error_pct,
                      q.power_w, q.power_error_pct);
+  if (!r.measured.board_uuid.empty() || !r.measured.board_serial.empty())
+    out << fmt::format(
+        "measured on board {}{}{} (boards differ by several per cent in power: compare "
+        "captures of one board)\n",
+        r.measured.board_uuid,
+        r.measured.board_uuid.empty() || r.measured.board_serial.empty() ? "" : ", serial ",
+        r.measured.board_serial);
   if (r.corrected)
     out << fmt::format(
         "host overhead: profiled host time divided by {:g} before replay (raw: as traced; "

@@ -19,6 +19,10 @@ struct MeasuredStep {
   // stretch of this very capture, profiled over unprofiled; 0 when the file
   // has no such pair.
   double paired_host_factor = 0;
+  // capture.py's `board` (since 2026-12-04): the GPU's NVML UUID and serial,
+  // empty when the file has none. Boards of one model differ by several per
+  // cent in power (docs/validation.md, "Operators in isolation").
+  std::string board_uuid, board_serial;
 };
 
 // Reads a `*.measured.json` (steps[0]: dt_s, steps, energy_mJ; or

@@ -183,6 +183,32 @@ TEST(EndToEnd, ValidateReadsAHwMeasureRecord) {
       << off.output;
 }
 
+TEST(EndToEnd, ValidateNamesTheBoardOfTheMeasurement) {
+  // capture.py's `board` block: printed and kept in --json; the wrong types
+  // are refused naming the field.
+  const std::string dir = temp_dir("board");
+  const std::string m = dir + "/x.measured.json";
+  const std::string base = std::string("hw validate --trace ") + DVFSIM_SHIPPED_TRACE +
+                           " --measured " + m + " --device h200";
+  const char* step = R"({"time_per_step_s": 0.15453, "energy_per_step_j": 107.36, )";
+  std::ofstream(m) << step << R"("board": {"uuid": "GPU-9d9a2a6b", "serial": "1652326033923"}})";
+  const auto r = run_dvfsim(base);
+  EXPECT_NE(r.output.find("measured on board GPU-9d9a2a6b, serial 1652326033923"),
+            std::string::npos)
+      << r.output;
+  const auto j = run_dvfsim(base + " --json");
+  EXPECT_NE(j.output.find("\"board_uuid\": \"GPU-9d9a2a6b\""), std::string::npos) << j.output;
+  std::ofstream(m) << step << R"("board": {"uuid": 7}})";
+  const auto bad = run_dvfsim(base);
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("field 'board.uuid' is not a string"), std::string::npos) << bad.output;
+  std::ofstream(m) << step << R"("board": "GPU-9d9a2a6b"})";
+  EXPECT_NE(run_dvfsim(base).output.find("field 'board' is not an object"), std::string::npos);
+  // Without the block: no board line.
+  std::ofstream(m) << R"({"time_per_step_s": 0.15453, "energy_per_step_j": 107.36})";
+  EXPECT_EQ(run_dvfsim(base).output.find("measured on board"), std::string::npos);
+}
+
 TEST(EndToEnd, ValidatePrintsTheCapturesOwnHostPairing) {
   // capture.py's paired host times: unprofiled 50 ms a step, profiled 100 and
   // 120 ms: the profiler stretched this capture's host 110 / 50 = 2.20 times.
