@@ -34,12 +34,21 @@ std::string_view to_string(WorkSource s) {
 }
 
 std::string_view to_string(InstructionSource s) {
-  return s == InstructionSource::ncu ? "ncu" : "estimated";
+  switch (s) {
+    case InstructionSource::ncu:
+      return "ncu";
+    case InstructionSource::shapes:
+      return "shapes";
+    case InstructionSource::estimated:
+      break;
+  }
+  return "estimated";
 }
 
 std::optional<InstructionSource> parse_instruction_source(std::string_view s) {
   if (s == "ncu") return InstructionSource::ncu;
   if (s == "estimated") return InstructionSource::estimated;
+  if (s == "shapes") return InstructionSource::shapes;
   return std::nullopt;
 }
 
@@ -64,6 +73,12 @@ MathPipe math_pipe(KernelClass cls, std::string_view kernel_name) {
   auto has = [&](std::string_view n) { return name.has(n); };
   if (has("simt") || has("sgemm") || has("dgemm") || has("f32f32_f32f32") || has("gemv"))
     return MathPipe::simt;
+  // Depthwise convolutions: cuDNN's per-channel kernels (conv2d_c1_k1_nhwc,
+  // dgrad2d_c1_k1_nhwc, wgrad2d_c1_k1_nhwc, wgrad2d_grouped_direct_kernel) and
+  // ATen's own (conv_depthwise2d_*) do FP32 FFMAs on the SIMT pipes: Nsight
+  // Compute counts their FFMA FLOPs equal to the nominal ones
+  // (validation/h200/ops/, docs/validation.md "Operators in isolation").
+  if (has("_c1_k1_") || has("grouped_direct") || has("depthwise")) return MathPipe::simt;
   // CUTLASS names the MMA by its accumulator and shape: "s1688gemm" with no
   // 16-bit input type is fp32 data on the TF32 MMA (m16n8k8); "s16816gemm"
   // and "s1688gemm_f16" are 16-bit inputs with fp32 accumulation.

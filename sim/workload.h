@@ -42,7 +42,10 @@ std::string_view to_string(WorkSource s);
 // Where a kernel's instruction count came from: Nsight Compute
 // (sm__inst_executed, matched from a `<trace>.ncu.csv` sidecar), or the
 // per-class estimate below.
-enum class InstructionSource : std::uint8_t { ncu, estimated };
+// ncu: an instruction sidecar's count; estimated: the per-class estimate
+// (estimated_instructions); shapes: a rule on the operator's shapes
+// (traces/annotate.h, depthwise convolutions).
+enum class InstructionSource : std::uint8_t { ncu, estimated, shapes };
 std::string_view to_string(InstructionSource s);
 std::optional<InstructionSource> parse_instruction_source(std::string_view s);
 

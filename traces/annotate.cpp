@@ -453,6 +453,28 @@ std::optional<std::vector<std::int64_t>> spatial_list(std::string_view s, std::s
   return list;
 }
 
+}  // namespace
+
+double depthwise_instructions(ConvPass pass, double outputs, double taps) {
+  // cuDNN's depthwise kernels (conv2d_c1_k1_nhwc, dgrad2d_c1_k1_nhwc,
+  // wgrad2d_c1_k1_nhwc) run on the SIMT pipes: Nsight Compute counted a + b x
+  // taps warp instructions per output element on the H200, fitted by least
+  // squares on three operators (validation/h200/ops/: 3x3 on 256x116x28^2,
+  // 5x5 on 128x240x28^2, 7x7 on 64x96x56^2; each within 5 %). Held out: the
+  // depthwise networks (docs/validation.md, "Operators in isolation").
+  switch (pass) {
+    case ConvPass::forward:
+      return outputs * (0.670 + 0.0546 * taps);
+    case ConvPass::data_gradient:
+      return outputs * (1.240 + 0.1665 * taps);
+    case ConvPass::weight_gradient:
+      return outputs * (0.992 + 0.0497 * taps);
+  }
+  return 0.0;
+}
+
+namespace {
+
 // Forward convolution: FLOPs 2 x N x K x prod(out spatial) x C/g x prod(kernel).
 // `arg` gives the Concrete Inputs index of stride, padding, dilation and
 // groups for this operator's signature.
@@ -491,6 +513,9 @@ std::optional<OpWork> conv_forward_work(const Args& a, ConvArgs at) {
   OpWork work;
   work.flops = 2.0 * n * k * out_spatial * c_per_group * kernel;
   work.dram_bytes = a.bytes(0) + a.bytes(1) + n * k * out_spatial * a.elt(0) + a.bytes(2);
+  // Depthwise: one input and one output channel per group.
+  if (c_per_group == 1 && *groups > 1 && k == *groups)
+    work.instructions = depthwise_instructions(ConvPass::forward, n * k * out_spatial, kernel);
   return work;
 }
 
@@ -510,22 +535,31 @@ std::optional<OpWork> conv_backward_work(const Args& a) {
   }
   const double forward = 2.0 * static_cast<double>((*dy)[0]) * static_cast<double>((*dy)[1]) *
                          out_spatial * static_cast<double>((*w)[1]) * kernel;
-  double passes = 2;
+  bool computed[2] = {true, true};  // input and weight gradients
   std::string_view mask = a.concrete(10);
   if (!mask.empty()) {
-    passes = 0;
     std::size_t pos = 0;
-    for (int i = 0; i < 2; ++i) {  // input and weight gradients
+    for (bool& c : computed) {
       const std::size_t t = mask.find("True", pos), f = mask.find("False", pos);
+      c = false;
       if (t == std::string_view::npos && f == std::string_view::npos) break;
-      if (t < f) passes += 1;
+      c = t < f;
       pos = std::min(t, f) + 4;
     }
   }
   OpWork work;
-  work.flops = passes * forward;
+  work.flops = (computed[0] + computed[1]) * forward;
   // Read dy, x, w; write dx and dw.
   work.dram_bytes = a.bytes(0) + 2.0 * a.bytes(1) + 2.0 * a.bytes(2);
+  // Depthwise (one input and one output channel per group): w is [C, 1, ...]
+  // and groups (index 9) is C.
+  const auto groups = parse_double(a.concrete(9));
+  if ((*w)[1] == 1 && groups && *groups > 1 && static_cast<double>((*w)[0]) == *groups) {
+    const double outputs = numel(*dy);
+    work.instructions =
+        (computed[0] ? depthwise_instructions(ConvPass::data_gradient, outputs, kernel) : 0.0) +
+        (computed[1] ? depthwise_instructions(ConvPass::weight_gradient, outputs, kernel) : 0.0);
+  }
   return work;
 }
 
@@ -1022,6 +1056,10 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
       k.work.flops = work->flops * flops_share;
       k.work.dram_bytes = work->dram_bytes * share;
       k.work.source = WorkSource::shapes;
+      if (work->instructions >= 0) {
+        k.work.instructions = work->instructions * share;
+        k.work.instructions_source = InstructionSource::shapes;
+      }
     }
   }
 }

@@ -45,7 +45,17 @@ struct OpWork {
   // kernels between its GEMMs do a few FLOPs per element), so they are split
   // over its GEMM kernels only; the bytes over all of its kernels.
   bool flops_on_gemm_kernels = false;
+  // Warp instructions from the shapes where a rule knows them better than the
+  // per-class estimate (depthwise convolutions: depthwise_instructions); < 0:
+  // none, the kernels take the estimate (traces/instructions.h).
+  double instructions = -1.0;
 };
+
+// Warp instructions of a depthwise convolution (one input and one output
+// channel per group) with `taps` weights per output (3x3: 9) producing
+// `outputs` elements, per pass: forward, data gradient, weight gradient.
+enum class ConvPass : std::uint8_t { forward, data_gradient, weight_gradient };
+double depthwise_instructions(ConvPass pass, double outputs, double taps);
 
 // Bytes per element of a profiler dtype name; nullopt for non-tensors
 // ("Scalar", "TensorList", "") and unknown names.

@@ -138,8 +138,11 @@ void annotate_instructions_from_text(Workload& w, std::optional<std::string_view
   // Norm kernels with shapes likewise take their family's intensity per byte
   // (norm_instructions_per_byte: batch norm's statistics and backward
   // reduction).
+  // Kernels whose count a rule on their operator's shapes set (the work
+  // annotation: depthwise convolutions) keep it unless the sidecar has a row.
   std::vector<double> per_byte(w.names.size(), -1.0);
   for (Kernel& k : w.kernels) {
+    if (k.work.instructions_source == InstructionSource::shapes) continue;
     k.work.instructions_source = InstructionSource::estimated;
     if ((k.cls == KernelClass::elementwise || k.cls == KernelClass::norm) &&
         k.work.source == WorkSource::shapes) {

@@ -193,6 +193,35 @@ TEST(InstructionEstimate, ElementwiseFamiliesForShapedWorkOnly) {
   EXPECT_EQ(w.kernels[0].work.instructions_source, InstructionSource::estimated);
 }
 
+TEST(InstructionEstimates, AShapesCountIsKeptUnlessTheSidecarHasARow) {
+  // A depthwise kernel whose count the annotation set from its operator's
+  // shapes keeps it (1e6, not 1.131 x FLOPs / 64); a sidecar row replaces it.
+  Workload w;
+  w.names.push_back("dgrad2d_c1_k1_nhwc_specialized");
+  w.iteration_begin.push_back(0);
+  Kernel k;
+  k.cls = KernelClass::conv;
+  k.launch.grid[0] = 4;
+  k.launch.block[0] = 128;
+  k.launch.registers_per_thread = 40;
+  k.work.flops = 6.4e7;
+  k.work.instructions = 1e6;
+  k.work.instructions_source = InstructionSource::shapes;
+  w.kernels.push_back(k);
+  Workload with_row = w;
+  annotate_instructions_from_text(w, std::nullopt, "");
+  EXPECT_DOUBLE_EQ(w.kernels[0].work.instructions, 1e6);
+  EXPECT_EQ(w.kernels[0].work.instructions_source, InstructionSource::shapes);
+  annotate_instructions_from_text(
+      with_row,
+      "kernel,grid,block,registers,instructions\ndgrad2d_c1_k1_nhwc_specialized,4,128,40,7\n",
+      "t.ncu.csv");
+  EXPECT_DOUBLE_EQ(with_row.kernels[0].work.instructions, 7.0);
+  EXPECT_EQ(with_row.kernels[0].work.instructions_source, InstructionSource::ncu);
+  EXPECT_EQ(parse_instruction_source(to_string(InstructionSource::shapes)),
+            InstructionSource::shapes);
+}
+
 TEST(InstructionSidecar, MatchesByNameGridBlockAndRegistersInOrder) {
   test::TempDir dir;
   // B's row comes first: rows are taken per key, so launch order may differ.
@@ -305,6 +334,13 @@ TEST(MathPipe, FromTheKernelName) {
   EXPECT_EQ(math_pipe(KernelClass::gemm, "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8"),
             MathPipe::simt);
   EXPECT_EQ(math_pipe(KernelClass::gemm, "ampere_sgemm_128x64_nn"), MathPipe::simt);
+  // Depthwise convolutions run FFMAs on the SIMT pipes.
+  for (const char* dw : {"dgrad2d_c1_k1_nhwc_specialized", "wgrad2d_c1_k1_nhwc_reduce",
+                         "void cudnn::cnn::wgrad2d_grouped_direct_kernel<false, true>(int)",
+                         "void at::native::conv_depthwise2d_forward_kernel<3, float>(int)"})
+    EXPECT_EQ(math_pipe(KernelClass::conv, dw), MathPipe::simt) << dw;
+  EXPECT_EQ(math_pipe(KernelClass::conv, "sm90_xmma_dgrad_implicit_gemm_bf16bf16_bf16f32_f32"),
+            MathPipe::tensor);
   EXPECT_EQ(
       math_pipe(KernelClass::gemm, "sm90_xmma_gemm_f32f32_tf32f32_f32_nt_n_tilesize128x256x32"),
       MathPipe::tensor_tf32);

@@ -369,10 +369,42 @@ TEST(Rules, ConvolutionFlopsFromShapesStridesPaddingAndGroups) {
   const auto b = estimate_op_work(OpCall("aten::convolution_backward", bw));
   ASSERT_TRUE(b.has_value());
   EXPECT_DOUBLE_EQ(b->flops, 2 * 924844032.0);
+  // Only the depthwise convolution has a count from its shapes.
+  EXPECT_LT(w->instructions, 0.0);
+  EXPECT_LT(b->instructions, 0.0);
   // No strides recorded: not modelled (the roofline fallback takes it).
   EXPECT_FALSE(estimate_op_work(
                    OpCall("aten::convolution", {tensor({8, 64, 56, 56}), tensor({128, 64, 3, 3})}))
                    .has_value());
+}
+
+TEST(Rules, DepthwiseConvolutionInstructionsFromOutputsAndTaps) {
+  // 1x32x10x10, 32 3x3 filters, groups 32: 3,200 outputs of 9 taps each.
+  // Forward: 3,200 x (0.670 + 0.0546 x 9) = 3,716.48 warp instructions.
+  const OpCall dw("aten::conv2d",
+                  {tensor({1, 32, 10, 10}), tensor({32, 1, 3, 3}), tensor({32}), scalar("[1, 1]"),
+                   scalar("[1, 1]"), scalar("[1, 1]"), OpInput{{}, "Scalar", "32"}});
+  const auto f = estimate_op_work(dw);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_NEAR(f->instructions, 3716.48, 1e-6);
+  // Backward, both gradients: 3,200 x (1.240 + 0.1665 x 9 + 0.992 + 0.0497 x 9)
+  // = 13,368.96; the data gradient alone 3,200 x 2.7385 = 8,763.2.
+  auto backward = [&](const char* mask) {
+    std::vector<OpInput> bw = {tensor({1, 32, 10, 10}), tensor({1, 32, 10, 10}),
+                               tensor({32, 1, 3, 3})};
+    bw.resize(9, OpInput{});
+    bw.push_back(OpInput{{}, "Scalar", "32"});  // groups
+    bw.push_back(OpInput{{}, "ScalarList", mask});
+    return estimate_op_work(OpCall("aten::convolution_backward", bw));
+  };
+  EXPECT_NEAR(backward("[True, True, False]")->instructions, 13368.96, 1e-6);
+  EXPECT_NEAR(backward("[True, False, False]")->instructions, 8763.2, 1e-6);
+  EXPECT_DOUBLE_EQ(backward("[True, False, False]")->flops, 57600.0);
+  // A grouped convolution with several channels per group is no depthwise one.
+  const OpCall grouped("aten::conv2d", {tensor({1, 32, 10, 10}), tensor({32, 2, 3, 3}),
+                                        tensor({32}), scalar("[1, 1]"), scalar("[1, 1]"),
+                                        scalar("[1, 1]"), OpInput{{}, "Scalar", "16"}});
+  EXPECT_LT(estimate_op_work(grouped)->instructions, 0.0);
 }
 
 TEST(Rules, CollectiveBytesFromTheRecordedMessage) {
