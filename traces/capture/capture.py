@@ -172,6 +172,11 @@ def main():
     ap.add_argument("--min-steps", type=int, default=8)
     ap.add_argument("--max-steps", type=int, default=2000)
     ap.add_argument("--guard-s", type=float, default=0.35)
+    # Profiler warm-up steps (traced, discarded) lasting at least this long:
+    # a power-capped GPU idles while the profiler starts, and its firmware
+    # lets the first steps after that run above the capped clock.
+    ap.add_argument("--profile-warmup-s", type=float, default=0.35,
+                    help="untraced profiler warm-up before the traced steps, in seconds (>= 1 step)")
     # Five: a replay inherits whatever its traced steps' host did, and the
     # host's pace moves from step to step (docs/validation.md, "Five traced
     # steps"); the shipped and earliest captures have two.
@@ -267,7 +272,9 @@ def main():
     fd, raw = tempfile.mkstemp(suffix=".json")
     os.close(fd)
     fb = []
-    host_prof = steps_lib.profile_steps(step, args.profile_steps, raw, cuda=device.type == "cuda", bounds=fb)
+    prof_warmup = max(1, min(50, math.ceil(args.profile_warmup_s / max(step_est, 1e-5))))
+    host_prof = steps_lib.profile_steps(step, args.profile_steps, raw, cuda=device.type == "cuda", bounds=fb,
+                                        warmup=prof_warmup)
     phase("export")
     stats = steps_lib.trace_stats(raw)
     kpath = os.path.join(args.out, f"{tag}.kineto.json.gz")
@@ -287,7 +294,7 @@ def main():
         "guard_steps_each_side": guard, "warmup_steps": args.warmup,
         "host_wall_s_all_measured_steps": w1 - w0,
         "peak_mem_GB": torch.cuda.max_memory_allocated() / 1e9 if device.type == "cuda" else None,
-        "profile": {"profiled_steps": args.profile_steps, "profiler_warmup_steps": 1,
+        "profile": {"profiled_steps": args.profile_steps, "profiler_warmup_steps": prof_warmup,
                     "host_step_s": host_prof, "step_bounds_unix_us": fb, **stats,
                     "note": "profiled after the energy window (torch.profiler, CPU + CUDA, "
                             "record_shapes); the GPU is drained before the first traced step and "

@@ -19,12 +19,16 @@ GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
 RUNTIME_CATS = ("cuda_runtime", "cuda_driver")
 
 
-def profile_steps(step, n_active, path, cuda=True, light=False, bounds=None):
-    """Profile n_active steps after one untraced profiler warm-up step and
-    write the trace to path; returns the host duration of each traced step
-    (perf_counter around step()). On a GPU the untraced step drains before
+def profile_steps(step, n_active, path, cuda=True, light=False, bounds=None, warmup=1):
+    """Profile n_active steps after `warmup` untraced profiler warm-up steps
+    and write the trace to path; returns the host duration of each traced step
+    (perf_counter around step()). On a GPU the last warm-up step drains before
     tracing starts (no orphan kernels lead the trace) and the last traced
-    step ends with a synchronize (all its kernels land in the trace).
+    step ends with a synchronize (all its kernels land in the trace). Several
+    warm-up steps keep a power-capped GPU loaded until its firmware has
+    capped again after the idle before the profiler (capture.py
+    --profile-warmup-s): otherwise the traced steps run at the clocks of a
+    GPU just back from idle, not at the measured window's.
 
     light: CUDA activity only (kernels, copies and the CUDA runtime calls that
     launched them, from CUPTI), no CPU operators and no shapes: the timing
@@ -32,11 +36,13 @@ def profile_steps(step, n_active, path, cuda=True, light=False, bounds=None):
     the unix time (us) of each traced step's start and end."""
     import torch
     from torch.profiler import profile, schedule, ProfilerActivity
+    if warmup < 1:
+        raise ValueError("profile_steps: warmup must be >= 1")
     if light:
         acts = [ProfilerActivity.CUDA]
     else:
         acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
-    sched = schedule(wait=0, warmup=1, active=n_active, repeat=1)
+    sched = schedule(wait=0, warmup=warmup, active=n_active, repeat=1)
     done, host = {}, []
 
     def on_ready(p):
@@ -45,13 +51,13 @@ def profile_steps(step, n_active, path, cuda=True, light=False, bounds=None):
     sync = torch.cuda.synchronize if cuda else (lambda: None)
     with profile(activities=acts, record_shapes=not light, schedule=sched,
                  on_trace_ready=on_ready) as prof:
-        for i in range(1 + n_active):
+        for i in range(warmup + n_active):
             u0 = time.time_ns()
             t0 = time.perf_counter()
             step()
-            if i in (0, n_active):
+            if i in (warmup - 1, warmup + n_active - 1):
                 sync()
-            if i > 0:
+            if i >= warmup:
                 host.append(time.perf_counter() - t0)
                 if bounds is not None:
                     bounds.append([u0 / 1e3, time.time_ns() / 1e3])
