@@ -95,6 +95,12 @@ CAPTURES = [
     ("held out 3: `bert_large_infer_bf16_b32_t512`", "validation/h200/heldout3/bert_large_infer_bf16_b32_t512", "encoder inference", "GPU"),
     ("held out 3: `mobilenetv2_train_b128`", "validation/h200/heldout3/mobilenetv2_train_b128", "CNN train (depthwise)", "launch"),
     ("held out 3: `shufflenetv2_train_b256`", "validation/h200/heldout3/shufflenetv2_train_b256", "CNN train (depthwise)", "launch"),
+    # validation/h200/capwarmup/ (2026-12-04, evening): BERT-large inference again, with
+    # >= 0.35 s of profiler warm-up, on a fourth board.
+    ("warm-up: `bert_large_infer_fp16_b32_t512`", "validation/h200/capwarmup/bert_large_infer_fp16_b32_t512",
+     "encoder inference (fp16)", "GPU"),
+    ("warm-up: `bert_large_infer_bf16_b32_t512`", "validation/h200/capwarmup/bert_large_infer_bf16_b32_t512",
+     "encoder inference", "GPU"),
 ]
 
 
