@@ -6,17 +6,11 @@
 # warm-up step; one launch-bound operator as the control of the change.
 #   bash validation/h200/capwarmup/run.sh OUTDIR
 # Leaves OUTDIR/run.log and OUTDIR/caps.tar.gz. Read-only NVML.
-source "$(dirname "${BASH_SOURCE[0]}")/../heldout3/lib.sh" "${1:-}" run.log
+source "$(dirname "${BASH_SOURCE[0]}")/../ops/lib.sh" "${1:-}" run.log
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ops="$here/../ops/workloads.py:op"
 h3="$here/../heldout3/workloads.py"
 nvidia-smi --query-gpu=name,uuid,serial,pci.bus_id,vbios_version,power.draw,temperature.gpu --format=csv
-for o in vggconv:15 vggconv_relu:15 dwconv:20; do
-  name=${o%%:*} reps=${o#*:}
-  timeout 60 python3 "$root/traces/capture/capture.py" --workload "$ops" --arg name="$name" \
-    --arg reps="$reps" --out "$w" --tag "op_$name" --class operator --profile-steps 2
-  echo "op_$name rc=$?"
-done
+capops "vggconv:15 vggconv_relu:15 dwconv:20"
 for b in bert_large_infer_fp16:fp16 bert_large_infer_fp16:bf16; do
   wl=${b%%:*} kind=${b#*:} extra=()
   [ "$kind" = bf16 ] && extra=(--arg bf16=1)

@@ -5,16 +5,11 @@
 # not bring back (the tool returns at most eight files: everything is packed
 # into two archives here).
 #   bash validation/h200/ops/run2.sh OUTDIR
-source "$(dirname "${BASH_SOURCE[0]}")/../heldout3/lib.sh" "${1:-}" caps2.log
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "${1:-}" caps2.log
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 nvidia-smi --query-gpu=name,uuid,serial,pci.bus_id,vbios_version,power.draw,temperature.gpu --format=csv
 ops="dwconv5:20 dwconv7:10 cat_aligned:200"
-for o in $ops; do
-  name=${o%%:*} reps=${o#*:}
-  timeout 60 python3 "$root/traces/capture/capture.py" --workload "$here/workloads.py:op" \
-    --arg name="$name" --arg reps="$reps" --out "$w" --tag "op_$name" --class operator --profile-steps 2
-  echo "op_$name rc=$?"
-done
+capops "$ops"
 ncus=()
 for n in to_nhwc to_nchw shuffle maxpool vggconv vggconv_relu dwconv5 dwconv7 cat_aligned; do
   ncus+=("op_$n=$here/workloads.py:op,name=$n,reps=1")

@@ -1,0 +1,17 @@
+# Sourced by the run*.sh of this folder and of ../capwarmup (one device call
+# each): heldout3/lib.sh's prelude (out, here, root, w, cap, pack; everything
+# printed goes to OUTDIR/LOGNAME too), then
+#   capops "NAME:REPS ..."   each operator of workloads.py captured alone,
+#                            two traced steps, into $w as op_NAME.*
+#   source lib.sh OUTDIR LOGNAME
+source "$(dirname "${BASH_SOURCE[0]}")/../heldout3/lib.sh" "$1" "$2"
+ops_py="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/workloads.py"
+capops() {
+  local o name reps
+  for o in $1; do
+    name=${o%%:*} reps=${o#*:}
+    timeout 60 python3 "$root/traces/capture/capture.py" --workload "$ops_py:op" \
+      --arg name="$name" --arg reps="$reps" --out "$w" --tag "op_$name" --class operator --profile-steps 2
+    echo "op_$name rc=$?"
+  done
+}
