@@ -40,11 +40,9 @@ enum class WorkSource : std::uint8_t { shapes, fallback };
 std::string_view to_string(WorkSource s);
 
 // Where a kernel's instruction count came from: Nsight Compute
-// (sm__inst_executed, matched from a `<trace>.ncu.csv` sidecar), or the
-// per-class estimate below.
-// ncu: an instruction sidecar's count; estimated: the per-class estimate
-// (estimated_instructions); shapes: a rule on the operator's shapes
-// (traces/annotate.h, depthwise convolutions).
+// (sm__inst_executed, matched from a `<trace>.ncu.csv` sidecar), the
+// per-class estimate below (estimated_instructions), or a rule on its
+// operator's shapes (depthwise_instructions in traces/annotate.h).
 enum class InstructionSource : std::uint8_t { ncu, estimated, shapes };
 std::string_view to_string(InstructionSource s);
 std::optional<InstructionSource> parse_instruction_source(std::string_view s);
