@@ -101,6 +101,15 @@ CAPTURES = [
      "encoder inference (fp16)", "GPU"),
     ("warm-up: `bert_large_infer_bf16_b32_t512`", "validation/h200/capwarmup/bert_large_infer_bf16_b32_t512",
      "encoder inference", "GPU"),
+    # validation/h200/heldout4/ (2026-12-04, evening): depthwise and grouped networks
+    # captured after the depthwise instruction rule was set; bound by busy share.
+    ("held out 4: `mnasnet_train_b128`", "validation/h200/heldout4/mnasnet_train_b128", "CNN train (depthwise)", "launch"),
+    ("held out 4: `mobilenetv3_small_train_b256`", "validation/h200/heldout4/mobilenetv3_small_train_b256",
+     "CNN train (depthwise, SE)", "launch"),
+    ("held out 4: `regnety800mf_train_b128`", "validation/h200/heldout4/regnety800mf_train_b128",
+     "CNN train (grouped, SE)", "launch"),
+    ("held out 4: `efficientnet_b2_train_b96`", "validation/h200/heldout4/efficientnet_b2_train_b96",
+     "CNN train (depthwise, SE)", "GPU"),
 ]
 
 
