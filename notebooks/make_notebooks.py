@@ -514,6 +514,8 @@ NOTEBOOKS["05-validation.ipynb"] = notebook([
                                        else " (held out)" if "/heldout/" in r["trace"]
                                        else " (held out 2)" if "/heldout2/" in r["trace"]
                                        else " (held out 3)" if "/heldout3/" in r["trace"]
+                                       else " (held out 4)" if "/heldout4/" in r["trace"]
+                                       else " (warm-up)" if "/capwarmup/" in r["trace"]
                                        else " (5 steps)" if "/firststep/" in r["trace"]
                                        else " (lease 12-04)" if "/timing/" in r["trace"] else "")
             corrected = "host_overhead=off" not in r["run_id"]
@@ -601,7 +603,10 @@ NOTEBOOKS["05-validation.ipynb"] = notebook([
     workloads captured again on a third lease with five steps
     (`validation/h200/timing/`), "held out 3" ten captured on
     2026-12-04 after the SDPA class fix, three steps each
-    (`validation/h200/heldout3/`). The
+    (`validation/h200/heldout3/`), "held out 4" four depthwise and grouped
+    networks captured after the depthwise instruction rule
+    (`validation/h200/heldout4/`), "warm-up" BERT-large inference captured
+    again with 0.35 s of profiler warm-up (`validation/h200/capwarmup/`). The
     launch-bound captures (small-batch training, KV-cache decode, MoE, T5,
     MobileNetV3) are those the correction moves. The misses: launch-bound
     host time, where the profiler's stretch differs from the default 2.06
