@@ -6,17 +6,11 @@
 #   bash validation/h200/heldout4/run.sh OUTDIR
 # Leaves OUTDIR/run.log and OUTDIR/caps.tar.gz. Read-only NVML.
 source "$(dirname "${BASH_SOURCE[0]}")/../heldout3/lib.sh" "${1:-}" run.log
-here4=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# cap (lib.sh) takes its builders from $here/workloads.py: this folder's.
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 nvidia-smi --query-gpu=name,uuid,serial,pci.bus_id,vbios_version,power.draw,temperature.gpu --format=csv
-cap4() {
-  local tag=$1 klass=$2 lim=$3 wl=$4
-  shift 4
-  timeout "$lim" python3 "$root/traces/capture/capture.py" --workload "$here4/workloads.py:$wl" \
-    --out "$w" --tag "$tag" --class "$klass" --profile-steps 3 "$@"
-  echo "$tag rc=$?"
-}
-cap4 mnasnet_train_b128           cnn-train 80 mnasnet_train
-cap4 mobilenetv3_small_train_b256 cnn-train 80 mobilenetv3_small_train
-cap4 regnety800mf_train_b128      cnn-train 80 regnety_train
-cap4 efficientnet_b2_train_b96    cnn-train 80 efficientnet_b2_train
+cap mnasnet_train_b128           cnn-train 80 mnasnet_train
+cap mobilenetv3_small_train_b256 cnn-train 80 mobilenetv3_small_train
+cap regnety800mf_train_b128      cnn-train 80 regnety_train
+cap efficientnet_b2_train_b96    cnn-train 80 efficientnet_b2_train
 pack caps
