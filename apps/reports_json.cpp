@@ -51,6 +51,7 @@ std::string trace_stats_json(const std::string& path, const TraceStats& s) {
   j.field("instructions", s.total_instructions);
   j.field("work_from_shapes_share", s.shapes_share);
   j.field("instructions_from_ncu_share", s.ncu_share);
+  j.field("instructions_from_shapes_share", s.shapes_instructions_share);
   j.key("per_iteration").begin_array();
   for (const IterationStats& it : s.per_iteration) {
     j.begin_object();

@@ -40,6 +40,7 @@ TraceStats compute_stats(const Workload& w) {
     else
       s.class_fallback_ns[static_cast<std::size_t>(k.cls)] += d;
     if (k.work.instructions_source == InstructionSource::ncu) s.ncu_time_ns += d;
+    if (k.work.instructions_source == InstructionSource::shapes) s.shapes_instructions_time_ns += d;
     s.total_instructions += k.work.instructions;
     s.total_flops += k.work.flops;
     s.total_dram_bytes += k.work.dram_bytes;
@@ -67,6 +68,10 @@ TraceStats compute_stats(const Workload& w) {
   s.ncu_share = s.gpu_time_ns > 0
                     ? static_cast<double>(s.ncu_time_ns) / static_cast<double>(s.gpu_time_ns)
                     : 0;
+  s.shapes_instructions_share =
+      s.gpu_time_ns > 0
+          ? static_cast<double>(s.shapes_instructions_time_ns) / static_cast<double>(s.gpu_time_ns)
+          : 0;
   for (std::size_t i = 0; i < s.per_iteration.size(); ++i) {
     if (first_start[i] == kMax) continue;
     std::size_t next = i + 1;
@@ -123,9 +128,15 @@ void print_stats(const TraceStats& s, std::ostream& out) {
                  100.0 * (1.0 - s.shapes_share), parts);
   }
   fmt::print(
-      out, "instructions     {:.3g} warp instructions; measured for {:.1f} % of GPU time ({})\n\n",
+      out, "instructions     {:.3g} warp instructions; measured for {:.1f} % of GPU time ({})\n",
       s.total_instructions, 100.0 * s.ncu_share,
       s.capture.instructions_source.empty() ? "none recorded" : s.capture.instructions_source);
+  if (s.shapes_instructions_time_ns > 0)
+    fmt::print(out,
+               "                 from operator shapes for {:.1f} % of GPU time (depthwise "
+               "convolutions)\n",
+               100.0 * s.shapes_instructions_share);
+  fmt::print(out, "\n");
 
   const auto steady = [&](std::size_t i) {
     return s.steady_iterations.empty() ||

@@ -40,11 +40,13 @@ struct TraceStats {
   std::vector<std::int32_t> steady_iterations;  // per-iteration figures use these
   std::vector<std::string> notes;               // the reader's notes
   std::array<std::int64_t, kKernelClassCount> class_fallback_ns{};  // fallback work, per class
-  std::int64_t shapes_time_ns = 0;  // GPU time of kernels with WorkSource::shapes
-  double shapes_share = 0.0;        // shapes_time_ns / gpu_time_ns
-  std::int64_t ncu_time_ns = 0;     // GPU time of kernels with InstructionSource::ncu
-  double ncu_share = 0.0;           // ncu_time_ns / gpu_time_ns
-  double total_instructions = 0.0;  // warp instructions
+  std::int64_t shapes_time_ns = 0;               // GPU time of kernels with WorkSource::shapes
+  double shapes_share = 0.0;                     // shapes_time_ns / gpu_time_ns
+  std::int64_t ncu_time_ns = 0;                  // GPU time of kernels with InstructionSource::ncu
+  double ncu_share = 0.0;                        // ncu_time_ns / gpu_time_ns
+  std::int64_t shapes_instructions_time_ns = 0;  // ... with InstructionSource::shapes
+  double shapes_instructions_share = 0.0;        // that over gpu_time_ns
+  double total_instructions = 0.0;               // warp instructions
   double total_flops = 0.0;
   double total_dram_bytes = 0.0;
 };

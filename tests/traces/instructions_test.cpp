@@ -9,6 +9,7 @@
 #include "tests/traces/test_util.h"
 #include "traces/kineto.h"
 #include "traces/native.h"
+#include "traces/stats.h"
 
 namespace dvfsim {
 namespace {
@@ -220,6 +221,14 @@ TEST(InstructionEstimates, AShapesCountIsKeptUnlessTheSidecarHasARow) {
   EXPECT_EQ(with_row.kernels[0].work.instructions_source, InstructionSource::ncu);
   EXPECT_EQ(parse_instruction_source(to_string(InstructionSource::shapes)),
             InstructionSource::shapes);
+  // `trace info` reports the shapes' share of GPU time: one of two equal kernels.
+  w.kernels[0].work.duration_ns = 1000;
+  Kernel other = w.kernels[0];
+  other.work.instructions_source = InstructionSource::estimated;
+  w.kernels.push_back(other);
+  const TraceStats st = compute_stats(w);
+  EXPECT_DOUBLE_EQ(st.shapes_instructions_share, 0.5);
+  EXPECT_DOUBLE_EQ(st.ncu_share, 0.0);
 }
 
 TEST(InstructionSidecar, MatchesByNameGridBlockAndRegistersInOrder) {
