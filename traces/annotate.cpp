@@ -475,6 +475,12 @@ double depthwise_instructions(ConvPass pass, double outputs, double taps) {
 
 namespace {
 
+// A depthwise convolution: weight [K, C/g, ...] with one input and one output
+// channel per group (C/g = 1, K = g).
+bool is_depthwise(const Shape& weight, double groups) {
+  return weight[1] == 1 && groups > 1 && static_cast<double>(weight[0]) == groups;
+}
+
 // Forward convolution: FLOPs 2 x N x K x prod(out spatial) x C/g x prod(kernel).
 // `arg` gives the Concrete Inputs index of stride, padding, dilation and
 // groups for this operator's signature.
@@ -513,8 +519,7 @@ std::optional<OpWork> conv_forward_work(const Args& a, ConvArgs at) {
   OpWork work;
   work.flops = 2.0 * n * k * out_spatial * c_per_group * kernel;
   work.dram_bytes = a.bytes(0) + a.bytes(1) + n * k * out_spatial * a.elt(0) + a.bytes(2);
-  // Depthwise: one input and one output channel per group.
-  if (c_per_group == 1 && *groups > 1 && k == *groups)
+  if (is_depthwise(*w, *groups))
     work.instructions = depthwise_instructions(ConvPass::forward, n * k * out_spatial, kernel);
   return work;
 }
@@ -551,10 +556,8 @@ std::optional<OpWork> conv_backward_work(const Args& a) {
   work.flops = (computed[0] + computed[1]) * forward;
   // Read dy, x, w; write dx and dw.
   work.dram_bytes = a.bytes(0) + 2.0 * a.bytes(1) + 2.0 * a.bytes(2);
-  // Depthwise (one input and one output channel per group): w is [C, 1, ...]
-  // and groups (index 9) is C.
-  const auto groups = parse_double(a.concrete(9));
-  if ((*w)[1] == 1 && groups && *groups > 1 && static_cast<double>((*w)[0]) == *groups) {
+  // groups: Concrete Inputs index 9.
+  if (const auto groups = parse_double(a.concrete(9)); groups && is_depthwise(*w, *groups)) {
     const double outputs = numel(*dy);
     work.instructions =
         (computed[0] ? depthwise_instructions(ConvPass::data_gradient, outputs, kernel) : 0.0) +
