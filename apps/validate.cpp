@@ -48,15 +48,16 @@ void read_board(simdjson::dom::element doc, const std::string& path, MeasuredSte
   simdjson::dom::element board;
   if (doc["board"].get(board) != simdjson::SUCCESS || board.is_null()) return;
   if (!board.is_object()) throw InputError(fmt::format("{}: field 'board' is not an object", path));
-  for (const auto& [key, out] : {std::pair<const char*, std::string*>{"uuid", &m.board_uuid},
-                                 std::pair<const char*, std::string*>{"serial", &m.board_serial}}) {
+  auto text = [&](const char* key, std::string& out) {
     simdjson::dom::element v;
-    if (board[key].get(v) != simdjson::SUCCESS || v.is_null()) continue;
-    std::string_view text;
-    if (v.get(text) != simdjson::SUCCESS)
+    if (board[key].get(v) != simdjson::SUCCESS || v.is_null()) return;
+    std::string_view t;
+    if (v.get(t) != simdjson::SUCCESS)
       throw InputError(fmt::format("{}: field 'board.{}' is not a string", path, key));
-    *out = std::string(text);
-  }
+    out = std::string(t);
+  };
+  text("uuid", m.board_uuid);
+  text("serial", m.board_serial);
 }
 
 }  // namespace

@@ -62,16 +62,12 @@ TraceStats compute_stats(const Workload& w) {
   }
   s.streams = static_cast<std::uint32_t>(streams.size());
   s.overlap_ns = overlap_ns(traced_intervals(w));
-  s.shapes_share = s.gpu_time_ns > 0
-                       ? static_cast<double>(s.shapes_time_ns) / static_cast<double>(s.gpu_time_ns)
-                       : 0;
-  s.ncu_share = s.gpu_time_ns > 0
-                    ? static_cast<double>(s.ncu_time_ns) / static_cast<double>(s.gpu_time_ns)
-                    : 0;
-  s.shapes_instructions_share =
-      s.gpu_time_ns > 0
-          ? static_cast<double>(s.shapes_instructions_time_ns) / static_cast<double>(s.gpu_time_ns)
-          : 0;
+  const auto share = [&](std::int64_t ns) {
+    return s.gpu_time_ns > 0 ? static_cast<double>(ns) / static_cast<double>(s.gpu_time_ns) : 0.0;
+  };
+  s.shapes_share = share(s.shapes_time_ns);
+  s.ncu_share = share(s.ncu_time_ns);
+  s.shapes_instructions_share = share(s.shapes_instructions_time_ns);
   for (std::size_t i = 0; i < s.per_iteration.size(); ++i) {
     if (first_start[i] == kMax) continue;
     std::size_t next = i + 1;
