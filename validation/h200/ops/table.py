@@ -26,6 +26,8 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, HERE)
+sys.path.append(os.path.join(ROOT, "traces", "capture"))  # after HERE: it has a workloads.py too
+from ncu_compare import read_native  # noqa: E402
 from workloads import OPS  # noqa: E402
 
 
@@ -51,23 +53,8 @@ def estimated_instructions(dvfsim, trace, tmp):
     native = os.path.join(tmp, "step.native")
     subprocess.run([dvfsim, "trace", "convert", trace, "--out", native, "--no-cache"],
                    check=True, capture_output=True)
-    total, header = 0.0, None
-    with open(native) as f:
-        section = None
-        for line in f:
-            if line.startswith("@"):
-                section = line.split()[0]
-                continue
-            if section != "@kernels":
-                continue
-            if line.startswith("# name_id"):
-                header = line[2:].split()
-                continue
-            fields = line.rstrip("\n").split("\t")
-            row = dict(zip(header, fields))
-            if row["iteration"] == "0" and row["class"] not in ("memcpy", "memset"):
-                total += float(row["instructions"])
-    return total
+    return sum(k["instructions"] for k in read_native(native)
+               if k["iteration"] == 0 and k["cls"] not in ("memcpy", "memset"))
 
 
 def row(dvfsim, folder, op, tmp):
