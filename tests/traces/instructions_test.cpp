@@ -106,6 +106,24 @@ TEST(EstimatedInstructions, ElementwiseFromTheKernelName) {
       estimated_instructions(KernelClass::communication, 0.0, 1000.0, MathPipe::simt, mul), 137.0);
 }
 
+// Two kernels of one name and class moving `bytes` each, the first with work
+// from shapes, the second from the duration fallback.
+Workload shapes_and_fallback(std::string_view name, KernelClass cls, double bytes) {
+  Workload w;
+  w.intern("");
+  const auto id = w.intern(name);
+  w.iteration_begin.push_back(0);
+  for (const WorkSource src : {WorkSource::shapes, WorkSource::fallback}) {
+    Kernel k;
+    k.name_id = id;
+    k.cls = cls;
+    k.work.source = src;
+    k.work.dram_bytes = bytes;
+    w.kernels.push_back(k);
+  }
+  return w;
+}
+
 TEST(EstimatedInstructions, BatchNormPassesFromTheKernelName) {
   // Batch norm's statistics pass issues 0.614 warp instructions per byte, its
   // backward reduction 0.167 (Nsight Compute, ResNet-50); its elementwise
@@ -126,16 +144,7 @@ TEST(EstimatedInstructions, BatchNormPassesFromTheKernelName) {
                    0.139);
   // The annotation uses the family for a kernel whose bytes come from shapes;
   // the duration fallback's bytes keep the class's intensity.
-  Workload w;
-  const auto id = w.intern(stats);
-  for (const WorkSource src : {WorkSource::shapes, WorkSource::fallback}) {
-    Kernel k;
-    k.name_id = id;
-    k.cls = KernelClass::norm;
-    k.work.source = src;
-    k.work.dram_bytes = 100e6;
-    w.kernels.push_back(k);
-  }
+  Workload w = shapes_and_fallback(stats, KernelClass::norm, 100e6);
   annotate_instructions_from_text(w, std::nullopt, "");
   EXPECT_DOUBLE_EQ(w.kernels[0].work.instructions, 61.4e6);
   EXPECT_DOUBLE_EQ(w.kernels[1].work.instructions, 13.9e6);
@@ -174,20 +183,10 @@ TEST(InstructionEstimate, ElementwiseFamiliesForShapedWorkOnly) {
   // Two 256 MB fp32 mul_ kernels (2 x 256e6 bytes each): with work from
   // shapes the vectorised-float intensity, 0.0131 x 512e6 = 6.7072e6; with
   // work from the duration fallback the class mix, 0.137 x 512e6 = 7.0144e7.
-  Workload w;
-  w.intern("");
-  const auto mul = w.intern(
+  Workload w = shapes_and_fallback(
       "void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<float, float, "
-      "float, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 2ul> >");
-  w.iteration_begin.push_back(0);
-  for (const WorkSource src : {WorkSource::shapes, WorkSource::fallback}) {
-    Kernel k;
-    k.name_id = mul;
-    k.cls = KernelClass::elementwise;
-    k.work.source = src;
-    k.work.dram_bytes = 512e6;
-    w.kernels.push_back(k);
-  }
+      "float, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 2ul> >",
+      KernelClass::elementwise, 512e6);
   annotate_instructions_from_text(w, std::nullopt, "");
   EXPECT_DOUBLE_EQ(w.kernels[0].work.instructions, 0.0131 * 512e6);
   EXPECT_DOUBLE_EQ(w.kernels[1].work.instructions, 0.137 * 512e6);
