@@ -185,6 +185,12 @@ double elementwise_instructions_per_byte(std::string_view kernel_name) {
     return has("bfloat16") || has("half") ? 0.386 : 0.193;
   // torch.cat of aligned operands: the step's 24 kernels, 0.0473.
   if (has("catarraybatchedcopy_vectorized")) return 0.0473;
+  // torch.cat otherwise (an operand misaligned or not contiguous): an offset
+  // per element, like the generic kernel. Not in the step: the operator
+  // capture validation/h200/ops/op_cat (one bf16 kernel: 6.272e7 instructions
+  // over its 9.313e7 bytes read and written), 0.674; held out in
+  // docs/validation.md, "Instruction estimates of elementwise kernels".
+  if (has("catarraybatchedcopy")) return 0.674;
   return kClassMix;
 }
 

@@ -97,6 +97,11 @@ TEST(EstimatedInstructions, ElementwiseFromTheKernelName) {
   EXPECT_DOUBLE_EQ(per_byte("void at::native::(anonymous namespace)::CatArrayBatchedCopy_"
                             "vectorized<OpaqueType<2u>, unsigned int, 3, 128, 1, 16, 8>"),
                    0.0473);
+  // torch.cat of a non-contiguous operand: the operator capture's 0.674.
+  EXPECT_DOUBLE_EQ(
+      per_byte("void at::native::(anonymous namespace)::CatArrayBatchedCopy<at::"
+               "native::(anonymous namespace)::OpaqueType<2u>, unsigned int, 4, 64, 64>"),
+      0.674);
   // Names that say none of these, and no name: the class mix, 0.137.
   EXPECT_DOUBLE_EQ(per_byte("void (anonymous namespace)::elementwise_kernel_with_index<int>(T1)"),
                    0.137);
