@@ -57,6 +57,11 @@ struct Work {
   // of the power model (docs/design.md, "Models").
   double instructions = 0.0;
   InstructionSource instructions_source = InstructionSource::estimated;
+  // Bytes moved through L2 beyond what a streaming kernel moving dram_bytes
+  // does: the partly used 32-byte sectors of a copy that changes the
+  // innermost dimension (traces/annotate.h, layout_change_l2_excess_bytes).
+  // Drives the power models' L2 term; no time.
+  double l2_excess_bytes = 0.0;
 };
 
 // Warp instructions of a kernel of class `cls` with the given FLOPs and DRAM

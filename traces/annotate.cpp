@@ -58,6 +58,11 @@ class Args {
     if (i >= op_.inputs.size()) return {};
     return op_.inputs[i].shapes;
   }
+  // Element strides of input i, parallel to shapes(i); empty when not recorded.
+  std::span<const Shape> strides(std::size_t i) const {
+    if (i >= op_.inputs.size()) return {};
+    return op_.inputs[i].strides;
+  }
   std::string_view concrete(std::size_t i) const {
     return i < op_.inputs.size() ? std::string_view(op_.inputs[i].concrete) : std::string_view();
   }
@@ -297,17 +302,57 @@ bool is_elementwise(std::string_view o) {
   return std::find(kNames.begin(), kNames.end(), o) != kNames.end();
 }
 
+// The dimension a tensor is contiguous in: the last one of size > 1 with
+// stride 1; -1 when none is (or the strides do not match the shape).
+int innermost_dim(std::span<const std::int64_t> shape, std::span<const std::int64_t> strides) {
+  if (shape.size() != strides.size()) return -1;
+  for (std::size_t d = shape.size(); d-- > 0;)
+    if (shape[d] > 1 && strides[d] == 1) return static_cast<int>(d);
+  return -1;
+}
+
+// torch.cat: the result is channels-last when every non-empty input is (4-D
+// or 5-D, contiguous along the channels), else contiguous (ATen's
+// cat_compute_output_memory_format); each input read across the result's
+// innermost dimension moves the sectors of a layout change.
+double cat_l2_excess_bytes(const Args& a) {
+  const auto shapes = a.shapes(0), strides = a.strides(0);
+  if (shapes.empty() || strides.size() != shapes.size()) return 0.0;
+  bool channels_last = true;
+  for (std::size_t t = 0; t < shapes.size() && channels_last; ++t)
+    channels_last = numel(shapes[t]) == 0 || ((shapes[t].size() == 4 || shapes[t].size() == 5) &&
+                                              innermost_dim(shapes[t], strides[t]) == 1);
+  if (channels_last) return 0.0;
+  double excess = 0.0;
+  for (std::size_t t = 0; t < shapes.size(); ++t) {
+    Shape contiguous(shapes[t].size(), 1);
+    for (std::size_t d = shapes[t].size(); d-- > 1;)
+      contiguous[d - 1] = contiguous[d] * std::max<std::int64_t>(shapes[t][d], 1);
+    excess += layout_change_l2_excess_bytes(shapes[t], contiguous, shapes[t], strides[t], a.elt(0));
+  }
+  return excess;
+}
+
 std::optional<OpWork> elementwise_work(const Args& a, std::string_view o, bool inplace) {
   const double per_elt = flops_per_element(o);
   if (o == "cat" || o == "stack") {
     const double in = a.bytes(0);
     if (in <= 0) return std::nullopt;
-    return OpWork{0, 2 * in};
+    OpWork w{0, 2 * in};
+    if (o == "cat") w.l2_excess_bytes = cat_l2_excess_bytes(a);
+    return w;
   }
   if (!a.tensor(0)) return std::nullopt;
   const double n = a.max_numel();
   if (o == "fill" || o == "zero") return OpWork{0, a.bytes(0)};
-  if (o == "copy") return OpWork{0, a.bytes(0) + a.bytes(1)};  // write self, read src
+  if (o == "copy") {  // write self, read src
+    OpWork w{0, a.bytes(0) + a.bytes(1)};
+    const auto dst = a.strides(0), src = a.strides(1);
+    if (dst.size() == 1 && src.size() == 1 && a.tensor(1))
+      w.l2_excess_bytes =
+          layout_change_l2_excess_bytes(*a.tensor(0), dst[0], *a.tensor(1), src[0], a.elt(1));
+    return w;
+  }
   const double inputs = a.all_bytes();
   const double out = inplace ? a.bytes(0) : n * a.max_elt();
   return OpWork{per_elt * n, inputs + out};
@@ -471,6 +516,22 @@ double depthwise_instructions(ConvPass pass, double outputs, double taps) {
       return outputs * (0.992 + 0.0497 * taps);
   }
   return 0.0;
+}
+
+double layout_change_l2_excess_bytes(std::span<const std::int64_t> dst_shape,
+                                     std::span<const std::int64_t> dst_strides,
+                                     std::span<const std::int64_t> src_shape,
+                                     std::span<const std::int64_t> src_strides, int element_bytes) {
+  constexpr double kSectorBytes = 32;  // the L1/L2 transfer unit of every NVIDIA GPU since Volta
+  if (element_bytes <= 0 ||
+      !std::equal(dst_shape.begin(), dst_shape.end(), src_shape.begin(), src_shape.end()))
+    return 0.0;
+  const int d = innermost_dim(dst_shape, dst_strides);
+  if (d < 0 || src_strides.size() != src_shape.size()) return 0.0;
+  const double stride = std::abs(static_cast<double>(src_strides[static_cast<std::size_t>(d)]));
+  const double e = element_bytes;
+  const double per_element = std::max(0.0, std::min(kSectorBytes, stride * e) - e);
+  return kLayoutChangeSectorUse * per_element * numel(Shape(dst_shape.begin(), dst_shape.end()));
 }
 
 namespace {
@@ -1059,6 +1120,7 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
       k.work.flops = work->flops * flops_share;
       k.work.dram_bytes = work->dram_bytes * share;
       k.work.source = WorkSource::shapes;
+      k.work.l2_excess_bytes = work->l2_excess_bytes * share;
       if (work->instructions >= 0) {
         k.work.instructions = work->instructions * share;
         k.work.instructions_source = InstructionSource::shapes;

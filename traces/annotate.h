@@ -15,11 +15,14 @@
 namespace dvfsim {
 
 // One positional input of an operator call, as the profiler recorded it
-// (`Input Dims`, `Input type`, `Concrete Inputs`).
+// (`Input Dims`, `Input type`, `Concrete Inputs`, `Input Strides`).
 struct OpInput {
   std::vector<std::vector<std::int64_t>> shapes;  // one per tensor; several for a TensorList
   std::string type;                               // "c10::BFloat16", "float", "Scalar", ...
   std::string concrete;                           // recorded scalar value ("True", "[0]"), or ""
+  // Element strides, parallel to `shapes` (PyTorch 2.1+ records them); empty
+  // when the trace has none.
+  std::vector<std::vector<std::int64_t>> strides;
 };
 
 // An operator call (a Kineto `cpu_op`) that launched GPU work.
@@ -49,7 +52,29 @@ struct OpWork {
   // per-class estimate (depthwise convolutions: depthwise_instructions); < 0:
   // none, the kernels take the estimate (traces/instructions.h).
   double instructions = -1.0;
+  // L2 traffic beyond a streaming kernel's (Work::l2_excess_bytes): the
+  // partly used sectors of a copy that changes the innermost dimension
+  // (layout_change_l2_excess_bytes).
+  double l2_excess_bytes = 0.0;
 };
+
+// L2 traffic beyond a streaming access of a copy from `src` to `dst` (shapes
+// and element strides of one tensor each, `element_bytes` per element):
+// where the destination's innermost dimension (stride 1) runs through the
+// source with stride s elements, each element read brings a 32-byte sector
+// for its s·e bytes apart, so min(32, s·e) - e bytes per element beyond the
+// element itself, times kLayoutChangeSectorUse (docs/design.md, "L2 traffic
+// of layout-changing copies"). 0 when the layouts agree, a stride is missing
+// or the shapes differ.
+double layout_change_l2_excess_bytes(std::span<const std::int64_t> dst_shape,
+                                     std::span<const std::int64_t> dst_strides,
+                                     std::span<const std::int64_t> src_shape,
+                                     std::span<const std::int64_t> src_strides, int element_bytes);
+// The share of that sector traffic Nsight Compute measured in L2 (L1 serves
+// the rest): 0.52 (NCHW to channels-last) and 0.96 (back, and the
+// concatenation of a channels-last operand into an NCHW result) on the H200
+// operator captures (validation/h200/ops); their mean.
+inline constexpr double kLayoutChangeSectorUse = 0.74;
 
 // Warp instructions of a depthwise convolution (one input and one output
 // channel per group) with `taps` weights per output (3x3: 9) producing

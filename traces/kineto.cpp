@@ -259,7 +259,8 @@ bool is_collective(std::string_view op_name) {
 // (the first of each, as a lookup finds it), minified: about a third of the
 // event's text.
 std::string op_args_text(dom::object args, std::string_view op_name) {
-  static constexpr std::string_view kShapes[] = {"Input Dims", "Input type", "Concrete Inputs"};
+  static constexpr std::string_view kShapes[] = {"Input Dims", "Input type", "Concrete Inputs",
+                                                 "Input Strides"};
   static constexpr std::string_view kComms[] = {"In msg nelems", "Out msg nelems", "dtype",
                                                 "Group size", "Collective name"};
   std::string out = "{\"args\":{";
@@ -330,27 +331,34 @@ OpCall to_op_call(const CpuOp& op, dom::parser& parser) {
     }
     return shape;
   };
-  if (has_dims) {
+  // One shape (or stride) list per tensor of each input: a TensorList has several.
+  auto read_lists = [&](dom::array all, auto member) {
     std::size_t i = 0;
-    for (dom::element e : dims) {
+    for (dom::element e : all) {
+      if (i >= n) break;
       OpInput& in = call.inputs[i++];
+      auto& out = in.*member;
       dom::array a;
       if (e.get(a) != simdjson::SUCCESS) continue;
       if (a.size() == 0) {
-        if (dtype_bytes(in.type)) in.shapes.emplace_back();  // 0-dim tensor
+        if (dtype_bytes(in.type)) out.emplace_back();  // 0-dim tensor
         continue;
       }
       dom::array first;
-      if ((*a.begin()).get(first) == simdjson::SUCCESS) {  // TensorList: one shape each
+      if ((*a.begin()).get(first) == simdjson::SUCCESS) {  // TensorList: one list each
         for (dom::element t : a) {
-          dom::array shape;
-          if (t.get(shape) == simdjson::SUCCESS) in.shapes.push_back(to_shape(shape));
+          dom::array list;
+          if (t.get(list) == simdjson::SUCCESS) out.push_back(to_shape(list));
         }
       } else {
-        in.shapes.push_back(to_shape(a));
+        out.push_back(to_shape(a));
       }
     }
-  }
+  };
+  if (has_dims) read_lists(dims, &OpInput::shapes);
+  dom::array strides;
+  if (args["Input Strides"].get(strides) == simdjson::SUCCESS)
+    read_lists(strides, &OpInput::strides);
   return call;
 }
 

@@ -18,7 +18,7 @@ constexpr std::string_view kKernelColumns =
     "# name_id op_id stream device grid_x grid_y grid_z block_x block_y block_z "
     "registers_per_thread shared_memory_bytes host_launch_ns traced_start_ns class phase "
     "iteration layer duration_ns flops dram_bytes work_source instructions instructions_source "
-    "correlation";
+    "correlation l2_excess_bytes";
 
 std::string escape(std::string_view s) {
   std::string out;
@@ -160,7 +160,7 @@ class Lines {
 };
 
 // A line's tab-separated fields (the kernels' 25 at most).
-using Fields = std::array<std::string_view, 25>;
+using Fields = std::array<std::string_view, 26>;
 
 // Splits on tabs into exactly `n` fields (at most Fields' size).
 void split_tabs(const Lines& lines, std::string_view line, Fields& out, std::size_t n,
@@ -211,10 +211,10 @@ std::string format_native(const Workload& w) {
                    k.op_id, k.stream, k.device, l.grid[0], l.grid[1], l.grid[2], l.block[0],
                    l.block[1], l.block[2], l.registers_per_thread, l.shared_memory_bytes,
                    k.host_launch_ns, k.traced_start_ns);
-    fmt::format_to(out, "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n", to_string(k.cls),
+    fmt::format_to(out, "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n", to_string(k.cls),
                    to_string(k.phase), k.iteration, k.layer, k.work.duration_ns, k.work.flops,
                    k.work.dram_bytes, to_string(k.work.source), k.work.instructions,
-                   to_string(k.work.instructions_source), k.correlation);
+                   to_string(k.work.instructions_source), k.correlation, k.work.l2_excess_bytes);
   }
   fmt::format_to(out, "@syncs {}\n# kind host_begin_ns traced_end_ns waits_until_kernel stream\n",
                  w.syncs.size());
@@ -240,7 +240,8 @@ Workload parse_native(std::string_view text, const std::string& path) {
            (text.size() == h.size() || text[h.size()] == '\n' || text[h.size()] == '\r');
   };
   const bool v2 = has_header(kNativeHeaderV2);
-  if (!v2 && !has_header(kNativeHeader)) {
+  const bool v3 = has_header(kNativeHeaderV3);
+  if (!v2 && !v3 && !has_header(kNativeHeader)) {
     if (text.substr(0, 17) == "# dvfsim-trace v1")
       throw InputError(fmt::format(
           "{}:1: native trace format v1 has no instruction counts; convert the original trace "
@@ -322,7 +323,7 @@ Workload parse_native(std::string_view text, const std::string& path) {
   const std::size_t n_kernels = lines.section("kernels");
   w.kernels.resize(n_kernels);
   for (Kernel& k : w.kernels) {
-    split_tabs(lines, lines.expect(), f, v2 ? 24 : 25, "kernels");
+    split_tabs(lines, lines.expect(), f, v2 ? 24 : v3 ? 25 : 26, "kernels");
     k.name_id = lines.integer<std::uint32_t>(f[0], "name_id");
     k.op_id = lines.integer<std::uint32_t>(f[1], "op_id");
     k.stream = lines.integer<std::int32_t>(f[2], "stream");
@@ -360,6 +361,10 @@ Workload parse_native(std::string_view text, const std::string& path) {
     if (!v2) {
       k.correlation = lines.integer<std::int64_t>(f[24], "correlation");
       if (k.correlation < -1) lines.fail("field 'correlation': must be >= -1");
+    }
+    if (!v2 && !v3) {
+      k.work.l2_excess_bytes = lines.real(f[25], "l2_excess_bytes");
+      if (!(k.work.l2_excess_bytes >= 0)) lines.fail("field 'l2_excess_bytes': must be >= 0");
     }
   }
 

@@ -8,10 +8,13 @@
 
 namespace dvfsim {
 
-// First line of every native trace the writer produces. Version 3 adds the
-// Kineto correlation id per kernel and the reading's iteration rule,
-// steady-state iterations and notes; version 2 files are still read.
-inline constexpr std::string_view kNativeHeader = "# dvfsim-trace v3";
+// First line of every native trace the writer produces. Version 4 adds each
+// kernel's L2 traffic beyond streaming (Work::l2_excess_bytes); version 3
+// the Kineto correlation id per kernel and the reading's iteration rule,
+// steady-state iterations and notes. Versions 2 and 3 are still read (no L2
+// excess: 0).
+inline constexpr std::string_view kNativeHeader = "# dvfsim-trace v4";
+inline constexpr std::string_view kNativeHeaderV3 = "# dvfsim-trace v3";
 inline constexpr std::string_view kNativeHeaderV2 = "# dvfsim-trace v2";
 
 // Writes `workload` to `path` atomically; gzip-compressed when the path ends

@@ -7,10 +7,10 @@ namespace dvfsim {
 namespace {
 
 OpInput tensor(std::vector<std::int64_t> shape, std::string type = "c10::BFloat16") {
-  return OpInput{{std::move(shape)}, std::move(type), ""};
+  return OpInput{{std::move(shape)}, std::move(type), "", {}};
 }
 OpInput scalar(std::string concrete) {
-  return OpInput{{}, "Scalar", std::move(concrete)};
+  return OpInput{{}, "Scalar", std::move(concrete), {}};
 }
 
 TEST(EstimateOpWork, MatrixMultiply) {
@@ -106,12 +106,12 @@ TEST(EstimateOpWork, ElementwiseCopyAndReduction) {
   EXPECT_DOUBLE_EQ(copy->dram_bytes, 1024.0 * (2 + 4));
   EXPECT_DOUBLE_EQ(copy->flops, 0.0);
   const auto sum = estimate_op_work(
-      {"aten::sum", {tensor({8, 16}), OpInput{{}, "ScalarList", "[0]"}, scalar("True")}});
+      {"aten::sum", {tensor({8, 16}), OpInput{{}, "ScalarList", "[0]", {}}, scalar("True")}});
   ASSERT_TRUE(sum);
   EXPECT_DOUBLE_EQ(sum->dram_bytes, 2.0 * (8 * 16 + 16));
   const auto ln =
       estimate_op_work({"aten::native_layer_norm",
-                        {tensor({4, 2048}, "float"), OpInput{{}, "ScalarList", "[2048]"},
+                        {tensor({4, 2048}, "float"), OpInput{{}, "ScalarList", "[2048]", {}},
                          tensor({2048}, "float"), tensor({2048}, "float")}});
   ASSERT_TRUE(ln);
   EXPECT_DOUBLE_EQ(ln->dram_bytes, 2.0 * 4 * 2048 * 4 + 2 * 2048 * 4);
@@ -141,7 +141,7 @@ TEST(EstimateOpWork, ACudnnRecurrentLayerDoesItsGemmsFlopsFromTheWeightShapes) {
   // 2 x 6 x (32 + 16) = 576 FLOPs. Bytes: the input (24 x 4 = 96), the
   // weights ((32 + 16 + 8 + 8) x 4 = 256) and the gates written and read back
   // (2 x 6 x 8 x 4 = 384): 736. The backward twice both.
-  const OpInput weights{{{8, 4}, {8, 2}, {8}, {8}}, "TensorList", ""};
+  const OpInput weights{{{8, 4}, {8, 2}, {8}, {8}}, "TensorList", "", {}};
   const auto fwd =
       estimate_op_work({"aten::_cudnn_rnn", {tensor({2, 3, 4}, "float"), weights, scalar("4")}});
   ASSERT_TRUE(fwd);
@@ -156,7 +156,7 @@ TEST(EstimateOpWork, ACudnnRecurrentLayerDoesItsGemmsFlopsFromTheWeightShapes) {
   // Without a 3-D input or any matrix it is not modelled (the fallback).
   EXPECT_FALSE(estimate_op_work({"aten::_cudnn_rnn", {tensor({6, 4}, "float"), weights}}));
   EXPECT_FALSE(estimate_op_work(
-      {"aten::_cudnn_rnn", {tensor({2, 3, 4}, "float"), OpInput{{{8}}, "TensorList", ""}}}));
+      {"aten::_cudnn_rnn", {tensor({2, 3, 4}, "float"), OpInput{{{8}}, "TensorList", "", {}}}}));
 }
 
 TEST(EstimateOpWork, TrainingBatchNormPassesOverItsInputTwice) {
@@ -287,6 +287,74 @@ TEST(AnnotateWork, BatchNormKernelsSplitTheirOperatorByTheirOwnPasses) {
   EXPECT_DOUBLE_EQ(w.kernels[1].work.dram_bytes, 0.0);
   EXPECT_DOUBLE_EQ(w.kernels[2].work.dram_bytes, total * 2 / 3);
   for (const Kernel& k : w.kernels) EXPECT_EQ(k.work.source, WorkSource::shapes);
+}
+
+}  // namespace
+}  // namespace dvfsim
+
+namespace dvfsim {
+namespace {
+
+OpInput strided(std::vector<std::int64_t> shape, std::vector<std::int64_t> strides,
+                std::string type = "c10::BFloat16") {
+  return OpInput{{std::move(shape)}, std::move(type), "", {std::move(strides)}};
+}
+
+// A copy whose result's innermost dimension runs through the source with
+// stride s moves min(32, s x e) - e bytes per element beyond the element,
+// 0.74 of them through L2 (kLayoutChangeSectorUse).
+TEST(LayoutChange, SectorTrafficOfTheStridedSide) {
+  const std::vector<std::int64_t> shape{2, 16, 4, 4};  // 512 elements
+  const std::vector<std::int64_t> nchw{256, 16, 4, 1}, nhwc{256, 1, 64, 16};
+  // bf16 NCHW -> NHWC: C has stride 16 in the source, 32 bytes: 30 B beyond.
+  EXPECT_NEAR(layout_change_l2_excess_bytes(shape, nhwc, shape, nchw, 2), 0.74 * 30 * 512, 1e-9);
+  // Back: W has stride 16 in the channels-last source, the same.
+  EXPECT_NEAR(layout_change_l2_excess_bytes(shape, nchw, shape, nhwc, 2), 0.74 * 30 * 512, 1e-9);
+  // float, stride 4: 16 bytes apart, 12 beyond the element.
+  const std::vector<std::int64_t> small{4, 4}, rows{4, 1}, cols{1, 4};
+  EXPECT_NEAR(layout_change_l2_excess_bytes(small, rows, small, cols, 4), 0.74 * 12 * 16, 1e-9);
+  // Same layout, other shapes, strides that do not match the shape: none.
+  EXPECT_EQ(layout_change_l2_excess_bytes(shape, nchw, shape, nchw, 2), 0.0);
+  EXPECT_EQ(layout_change_l2_excess_bytes(shape, nhwc, small, cols, 2), 0.0);
+  EXPECT_EQ(layout_change_l2_excess_bytes(shape, std::vector<std::int64_t>{1, 1}, shape, nchw, 2),
+            0.0);
+}
+
+TEST(LayoutChange, CopyAndCatFromTheirStrides) {
+  const std::vector<std::int64_t> nchw{256, 16, 4, 1}, nhwc{256, 1, 64, 16};
+  const auto copy = estimate_op_work(
+      {"aten::copy_",
+       {strided({2, 16, 4, 4}, nhwc), strided({2, 16, 4, 4}, nchw), scalar("False")}});
+  ASSERT_TRUE(copy);
+  EXPECT_DOUBLE_EQ(copy->dram_bytes, 2048.0);
+  EXPECT_NEAR(copy->l2_excess_bytes, 0.74 * 30 * 512, 1e-9);
+  // Without strides (an older profiler): no excess.
+  const auto plain = estimate_op_work(
+      {"aten::copy_", {tensor({2, 16, 4, 4}), tensor({2, 16, 4, 4}), scalar("False")}});
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->l2_excess_bytes, 0.0);
+  // torch.cat of an NCHW and a channels-last half (2x8x4x4 each, 256
+  // elements): mixed layouts make a contiguous result; the channels-last half
+  // is read with stride 8 along W, 16 bytes: 14 beyond each element.
+  const OpInput halves{
+      {{2, 8, 4, 4}, {2, 8, 4, 4}}, "TensorList", "", {{128, 16, 4, 1}, {128, 1, 32, 8}}};
+  const auto cat = estimate_op_work({"aten::cat", {halves, scalar("1")}}, 2);
+  ASSERT_TRUE(cat);
+  EXPECT_DOUBLE_EQ(cat->dram_bytes, 2.0 * 512 * 2);
+  EXPECT_NEAR(cat->l2_excess_bytes, 0.74 * 14 * 256, 1e-9);
+  // Two transposed matrices (4x8 viewed from 8x4, 32 elements each): the
+  // result is contiguous, each read with stride 4 along its rows, 8 bytes
+  // apart in bf16: 6 beyond each element.
+  const OpInput transposed{{{4, 8}, {4, 8}}, "TensorList", "", {{1, 4}, {1, 4}}};
+  EXPECT_NEAR(estimate_op_work({"aten::cat", {transposed, scalar("0")}}, 2)->l2_excess_bytes,
+              0.74 * 6 * 64, 1e-9);
+  // An empty input (a KV cache's first step) does not decide the layout.
+  const OpInput empty_first{{{0}, {2, 8, 4, 4}}, "TensorList", "", {{1}, {128, 1, 32, 8}}};
+  EXPECT_EQ(estimate_op_work({"aten::cat", {empty_first, scalar("1")}}, 2)->l2_excess_bytes, 0.0);
+  // Both channels-last: the result is too, no excess.
+  const OpInput both{
+      {{2, 8, 4, 4}, {2, 8, 4, 4}}, "TensorList", "", {{128, 1, 32, 8}, {128, 1, 32, 8}}};
+  EXPECT_EQ(estimate_op_work({"aten::cat", {both, scalar("1")}}, 2)->l2_excess_bytes, 0.0);
 }
 
 }  // namespace

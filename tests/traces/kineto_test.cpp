@@ -1,6 +1,7 @@
 // Kineto reader on small hand-written traces (tests/traces/data/mini_*.json).
 #include "traces/kineto.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "tests/traces/test_util.h"
@@ -121,6 +122,37 @@ TEST(KinetoReader, CrossStreamEventWait) {
   ASSERT_EQ(w.event_waits.size(), 1u);
   EXPECT_EQ(w.event_waits[0].kernel, 2u);  // consumer on stream 9
   EXPECT_EQ(w.event_waits[0].after, 0u);   // producer, recorded before the event
+}
+
+// Two copies of a 2x16x4x4 bf16 tensor: NCHW into a channels-last result,
+// and NCHW into NCHW. The first reads across the result's innermost
+// dimension (C) with stride 16: each element brings a 32-byte sector for its
+// 2 bytes, 30 bytes beyond it, of which L2 sees 0.74: 512 x 30 x 0.74 =
+// 11366.4 bytes. The second is a streaming copy: none.
+TEST(KinetoReader, InputStridesGiveTheL2ExcessOfALayoutChange) {
+  auto copy = [](int id, const char* dst_strides) {
+    const std::string ts = std::to_string(100 + 20 * id);
+    return fmt::format(
+        R"({{"ph": "X", "cat": "cpu_op", "name": "aten::copy_", "pid": 1, "tid": 1, "ts": {0},
+            "dur": 10, "args": {{"External id": {1}, "Input Dims": [[2, 16, 4, 4], [2, 16, 4, 4], []],
+            "Input type": ["c10::BFloat16", "c10::BFloat16", "Scalar"],
+            "Input Strides": [{2}, [256, 16, 4, 1], []]}}}},
+          {{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+            "ts": {0}, "dur": 2, "args": {{"External id": {1}, "correlation": {1}}}}},
+          {{"ph": "X", "cat": "kernel", "name": "void at::native::elementwise_kernel<128, 4>",
+            "pid": 0, "tid": 7, "ts": {3}, "dur": 5, "args": {{"External id": {1}, "device": 0,
+            "stream": 7, "correlation": {1}, "grid": [4, 1, 1], "block": [128, 1, 1]}}}})",
+        ts, id, dst_strides, std::to_string(500 + 20 * id));
+  };
+  const std::string json =
+      R"({"deviceProperties": [{"id": 0, "name": "NVIDIA H200", "numSms": 132}], "traceEvents": [)" +
+      copy(1, "[256, 1, 64, 16]") + ",\n" + copy(2, "[256, 16, 4, 1]") + "]}";
+  const Workload w = parse_kineto(json, "layouts.json");
+  ASSERT_EQ(w.kernels.size(), 2u);
+  EXPECT_EQ(w.kernels[0].work.source, WorkSource::shapes);
+  EXPECT_DOUBLE_EQ(w.kernels[0].work.dram_bytes, 2048.0);  // 1 KiB read, 1 KiB written
+  EXPECT_NEAR(w.kernels[0].work.l2_excess_bytes, 11366.4, 1e-6);
+  EXPECT_EQ(w.kernels[1].work.l2_excess_bytes, 0.0);
 }
 
 TEST(KinetoReader, ReadTraceDispatchesOnContent) {

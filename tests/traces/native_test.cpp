@@ -48,6 +48,7 @@ void expect_identical(const Workload& a, const Workload& b) {
     EXPECT_EQ(x.work.instructions, y.work.instructions);
     EXPECT_EQ(x.work.instructions_source, y.work.instructions_source);
     EXPECT_EQ(x.correlation, y.correlation);
+    EXPECT_EQ(x.work.l2_excess_bytes, y.work.l2_excess_bytes);
   }
   EXPECT_EQ(a.iteration_rule, b.iteration_rule);
   EXPECT_EQ(a.steady_iterations, b.steady_iterations);
@@ -135,6 +136,34 @@ TEST(NativeFormat, ReadsVersion2FilesWithoutCorrelationIds) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("v3.dvfsim:"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("expected 25 tab-separated fields, got 24"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// Version 4 adds each kernel's L2 excess (26th field); a v3 file reads as
+// none; a negative one is refused naming the field.
+TEST(NativeFormat, Version4CarriesTheL2Excess) {
+  const std::string head = "iterations=1\n@names 2\n0\t\n1\tk\n@kernels 1\n";
+  const std::string kernel =
+      "1\t0\t7\t0\t1\t1\t1\t1\t1\t1\t0\t0\t100\t200\telementwise\tforward\t0\t-1\t5000\t0\t"
+      "4096\tshapes\t12\testimated\t9";
+  const std::string tail = "\n@syncs 0\n@event_waits 0\n@iteration_begin 2\n0\n1\n@end\n";
+  const Workload v3 = parse_native("# dvfsim-trace v3\n" + head + kernel + tail, "v3.dvfsim");
+  ASSERT_EQ(v3.kernels.size(), 1u);
+  EXPECT_EQ(v3.kernels[0].correlation, 9);
+  EXPECT_EQ(v3.kernels[0].work.l2_excess_bytes, 0.0);
+  const Workload v4 =
+      parse_native("# dvfsim-trace v4\n" + head + kernel + "\t1536.5" + tail, "v4.dvfsim");
+  EXPECT_EQ(v4.kernels[0].work.l2_excess_bytes, 1536.5);
+  Workload again = parse_native(format_native(v4), "again.dvfsim");
+  expect_identical(v4, again);
+  try {
+    parse_native("# dvfsim-trace v4\n" + head + kernel + "\t-1" + tail, "bad.dvfsim");
+    ADD_FAILURE() << "a negative l2_excess_bytes was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.dvfsim:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("field 'l2_excess_bytes': must be >= 0"),
               std::string::npos)
         << e.what();
   }

@@ -335,19 +335,19 @@ TEST(Rules, KernelClassesOfModernStacks) {
 }
 
 OpInput tensor(std::vector<std::int64_t> shape, std::string type = "float") {
-  return OpInput{{std::move(shape)}, std::move(type), ""};
+  return OpInput{{std::move(shape)}, std::move(type), "", {}};
 }
 OpInput scalar(std::string value) {
-  return OpInput{{}, "ScalarList", std::move(value)};
+  return OpInput{{}, "ScalarList", std::move(value), {}};
 }
 
 TEST(Rules, ConvolutionFlopsFromShapesStridesPaddingAndGroups) {
   // 8x64x56x56 input, 128 3x3 filters, stride 2, padding 1: a 28x28 output.
   // FLOPs = 2 x 8 x 128 x (28 x 28) x 64 x (3 x 3) = 924,844,032.
-  const OpCall conv("aten::convolution",
-                    {tensor({8, 64, 56, 56}), tensor({128, 64, 3, 3}), tensor({128}),
-                     scalar("[2, 2]"), scalar("[1, 1]"), scalar("[1, 1]"),
-                     OpInput{{}, "Scalar", "False"}, scalar("[0, 0]"), OpInput{{}, "Scalar", "1"}});
+  const OpCall conv("aten::convolution", {tensor({8, 64, 56, 56}), tensor({128, 64, 3, 3}),
+                                          tensor({128}), scalar("[2, 2]"), scalar("[1, 1]"),
+                                          scalar("[1, 1]"), OpInput{{}, "Scalar", "False", {}},
+                                          scalar("[0, 0]"), OpInput{{}, "Scalar", "1", {}}});
   const auto w = estimate_op_work(conv);
   ASSERT_TRUE(w.has_value());
   EXPECT_DOUBLE_EQ(w->flops, 924844032.0);
@@ -358,14 +358,14 @@ TEST(Rules, ConvolutionFlopsFromShapesStridesPaddingAndGroups) {
   // 2 x 1 x 32 x 100 x 1 x 9 = 57,600.
   const OpCall dw("aten::conv2d",
                   {tensor({1, 32, 10, 10}), tensor({32, 1, 3, 3}), tensor({32}), scalar("[1, 1]"),
-                   scalar("[1, 1]"), scalar("[1, 1]"), OpInput{{}, "Scalar", "32"}});
+                   scalar("[1, 1]"), scalar("[1, 1]"), OpInput{{}, "Scalar", "32", {}}});
   ASSERT_TRUE(estimate_op_work(dw).has_value());
   EXPECT_DOUBLE_EQ(estimate_op_work(dw)->flops, 57600.0);
   // Backward with input and weight gradients: twice the forward's FLOPs.
   std::vector<OpInput> bw = {tensor({8, 128, 28, 28}), tensor({8, 64, 56, 56}),
                              tensor({128, 64, 3, 3})};
   bw.resize(10, OpInput{});
-  bw.push_back(OpInput{{}, "ScalarList", "[True, True, False]"});
+  bw.push_back(OpInput{{}, "ScalarList", "[True, True, False]", {}});
   const auto b = estimate_op_work(OpCall("aten::convolution_backward", bw));
   ASSERT_TRUE(b.has_value());
   EXPECT_DOUBLE_EQ(b->flops, 2 * 924844032.0);
@@ -383,7 +383,7 @@ TEST(Rules, DepthwiseConvolutionInstructionsFromOutputsAndTaps) {
   // Forward: 3,200 x (0.670 + 0.0546 x 9) = 3,716.48 warp instructions.
   const OpCall dw("aten::conv2d",
                   {tensor({1, 32, 10, 10}), tensor({32, 1, 3, 3}), tensor({32}), scalar("[1, 1]"),
-                   scalar("[1, 1]"), scalar("[1, 1]"), OpInput{{}, "Scalar", "32"}});
+                   scalar("[1, 1]"), scalar("[1, 1]"), OpInput{{}, "Scalar", "32", {}}});
   const auto f = estimate_op_work(dw);
   ASSERT_TRUE(f.has_value());
   EXPECT_NEAR(f->instructions, 3716.48, 1e-6);
@@ -393,8 +393,8 @@ TEST(Rules, DepthwiseConvolutionInstructionsFromOutputsAndTaps) {
     std::vector<OpInput> bw = {tensor({1, 32, 10, 10}), tensor({1, 32, 10, 10}),
                                tensor({32, 1, 3, 3})};
     bw.resize(9, OpInput{});
-    bw.push_back(OpInput{{}, "Scalar", "32"});  // groups
-    bw.push_back(OpInput{{}, "ScalarList", mask});
+    bw.push_back(OpInput{{}, "Scalar", "32", {}});  // groups
+    bw.push_back(OpInput{{}, "ScalarList", mask, {}});
     return estimate_op_work(OpCall("aten::convolution_backward", bw));
   };
   EXPECT_NEAR(backward("[True, True, False]")->instructions, 13368.96, 1e-6);
@@ -403,7 +403,7 @@ TEST(Rules, DepthwiseConvolutionInstructionsFromOutputsAndTaps) {
   // A grouped convolution with several channels per group is no depthwise one.
   const OpCall grouped("aten::conv2d", {tensor({1, 32, 10, 10}), tensor({32, 2, 3, 3}),
                                         tensor({32}), scalar("[1, 1]"), scalar("[1, 1]"),
-                                        scalar("[1, 1]"), OpInput{{}, "Scalar", "16"}});
+                                        scalar("[1, 1]"), OpInput{{}, "Scalar", "16", {}}});
   EXPECT_LT(estimate_op_work(grouped)->instructions, 0.0);
 }
 
