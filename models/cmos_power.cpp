@@ -28,6 +28,9 @@ const bool registered = register_model({
             {"simt_matrix_w_per_v2ghz", false, 0, 1e5,
              "FP32 matrix products on the SIMT pipes at the FP32 peak, x their FLOP utilisation "
              "x V² x core GHz: operand traffic beyond the issue term (absent: 0)"},
+            {"l2_excess_w_per_v2ghz", false, 0, 1e5,
+             "L2 traffic beyond a streaming kernel's at the L2 peak (the sectors of a "
+             "layout-changing copy), x its utilisation x V² x core GHz (absent: 0)"},
             {"memory_active_w_per_ghz", true, 0, 1e5,
              "DRAM at peak bandwidth, x utilisation x memory GHz (W/GHz)"},
             {"memory_idle_w_per_ghz", true, 0, 1e5, "memory clock running, x memory GHz (W/GHz)"},
@@ -58,6 +61,7 @@ CmosParams CmosParams::of(const Device& d) {
   c.compute_w_per_v2ghz = p.number("compute_w_per_v2ghz");
   c.simt_w_per_v2ghz = p.number("simt_w_per_v2ghz");
   c.simt_matrix_w_per_v2ghz = p.number_or("simt_matrix_w_per_v2ghz", 0.0);
+  c.l2_excess_w_per_v2ghz = p.number_or("l2_excess_w_per_v2ghz", 0.0);
   c.memory_active_w_per_ghz = p.number("memory_active_w_per_ghz");
   c.memory_idle_w_per_ghz = p.number("memory_idle_w_per_ghz");
   // Without them power does not depend on the data (random data).
@@ -89,6 +93,7 @@ CmosPower::CmosPower(const Device& d, const CmosParams& p) : p_(p) {
   form_.compute_w_per_v2ghz = p_.compute_w_per_v2ghz;
   form_.simt_w_per_v2ghz = p_.simt_w_per_v2ghz;
   form_.simt_matrix_w_per_v2ghz = p_.simt_matrix_w_per_v2ghz;
+  form_.l2_excess_w_per_v2ghz = p_.l2_excess_w_per_v2ghz;
   form_.memory_active_w_per_ghz = p_.memory_active_w_per_ghz;
   form_.compute_fp16_extra_w_per_v2ghz = (p_.fp16_tensor_power - 1.0) * p_.compute_w_per_v2ghz;
   for (const auto f : d.core_clocks_mhz) {

@@ -2,12 +2,14 @@
 // The `cmos` power model (docs/design.md, "Models"), with fc and fm in GHz:
 //   P = const + leak·V(fc) + clock·V²·fc + mem_idle·fm            (context idle)
 //     + (u_busy·busy + u_c·compute + u_c16·(fp16 - 1)·compute + u_s·simt
-//        + u_sm·simt_matrix)·V²·fc + u_m·mem_active·fm                 (a kernel)
+//        + u_sm·simt_matrix + u_l2·l2_excess)·V²·fc + u_m·mem_active·fm     (a kernel)
 // u_c: tensor-core utilisation, u_c16: its part on fp16 operands (fp16 =
 // fp16_tensor_power, 1 when absent), u_s: SIMT issue utilisation (warp instructions
 // per scheduler cycle), u_sm: FP32 FLOPs of a matrix product on the SIMT pipes
 // over the FP32 peak (its operands' traffic through shared memory and the
-// register file, beyond the issue term; docs/calibration.md).
+// register file, beyond the issue term; docs/calibration.md), u_l2: L2 traffic beyond
+// streaming at the L2 peak (the partly used sectors of a layout-changing copy;
+// docs/calibration.md, "L2 traffic of layout-changing copies").
 // Linear in the utilisations, as the governor requires.
 //
 // Its parameters are the keys of a device file's `power: {model: cmos, ...}`
@@ -27,6 +29,7 @@ struct CmosParams {
   double compute_w_per_v2ghz = 0.0;      // tensor-core work
   double simt_w_per_v2ghz = 0.0;         // instruction issue (SIMT pipes)
   double simt_matrix_w_per_v2ghz = 0.0;  // FP32 matrix products on the SIMT pipes
+  double l2_excess_w_per_v2ghz = 0.0;    // L2 traffic beyond streaming
   double memory_active_w_per_ghz = 0.0;
   double memory_idle_w_per_ghz = 0.0;
   double deep_idle_w = 0.0;  // no CUDA context, clocks at their floor

@@ -79,7 +79,8 @@ RooflineParams RooflineParams::of(const Device& d) {
 }
 
 RooflineOverlap::RooflineOverlap(const Device& target)
-    : p_(RooflineParams::of(target)), form_(target, p_.kappa, p_.min_kernel_ns) {}
+    : p_(RooflineParams::of(target)),
+      form_(target, p_.kappa, p_.min_kernel_ns, p_.l2_bytes_per_clock) {}
 
 Clocks RooflineOverlap::capture_clocks(const Workload& w, const Device& capture) {
   std::int32_t core = w.capture.core_mhz > 0 ? w.capture.core_mhz : capture.default_core_mhz;
@@ -158,6 +159,9 @@ std::vector<KernelCost> RooflineOverlap::prepare(const Workload& w, const Device
     const double bytes = k.work.dram_bytes * (kc.tensor ? amp_capture : 1.0);
     const double amp_ratio = kc.tensor && !same ? amp_target / amp_capture : 1.0;
     kc.dram_bytes = bytes * amp_ratio;
+    // Sector traffic of a layout change: the same on every target (32-byte
+    // sectors on every NVIDIA GPU since Volta).
+    kc.l2_excess_bytes = k.work.l2_excess_bytes;
     // Memory-bound kernels with shapes whose data fit in the target's L2
     // (their footprint known only from shapes: the fallback's bytes are a
     // rate times the duration, not a footprint).

@@ -411,6 +411,7 @@ inline void add_saturating(Utilisation& acc, const Utilisation& u) {
   acc.simt = std::min(1.0, acc.simt + u.simt);
   acc.simt_matrix = std::min(1.0, acc.simt_matrix + u.simt_matrix);
   acc.compute_fp16 = std::min(acc.compute, acc.compute_fp16 + u.compute_fp16);
+  acc.l2_excess = std::min(1.0, acc.l2_excess + u.l2_excess);
 }
 }  // namespace timeline_detail
 

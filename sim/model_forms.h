@@ -32,6 +32,7 @@ struct RooflineForm {
     double tensor_flops_per_s = 0.0;  // Device::tensor_flops_per_s
     double issue_per_s = 0.0;         // Device::issue_per_s
     double fp32_flops_per_s = 0.0;    // Device::fp32_flops_per_s
+    double l2_bytes_per_s = 0.0;      // l2_bytes_per_clock x clock
     std::int32_t mhz = 0;
   };
   struct MemoryRates {
@@ -41,13 +42,16 @@ struct RooflineForm {
   std::vector<CoreRates> core;      // per core clock index of the target
   std::vector<MemoryRates> memory;  // per memory clock index
   const Device* device = nullptr;   // the target: rates at clocks outside the tables
+  double l2_bytes_per_clock = 0.0;  // RooflineParams::l2_bytes_per_clock (0: no L2 term)
 
   RooflineForm() = default;
-  RooflineForm(const Device& d, double kappa_, double min_ns_) : kappa(kappa_), min_ns(min_ns_) {
+  RooflineForm(const Device& d, double kappa_, double min_ns_, double l2_bytes_per_clock_ = 0.0)
+      : kappa(kappa_), min_ns(min_ns_), l2_bytes_per_clock(l2_bytes_per_clock_) {
     device = &d;
     core.reserve(d.core_clocks_mhz.size());
     for (const std::int32_t f : d.core_clocks_mhz)
-      core.push_back({d.tensor_flops_per_s(f), d.issue_per_s(f), d.fp32_flops_per_s(f), f});
+      core.push_back(
+          {d.tensor_flops_per_s(f), d.issue_per_s(f), d.fp32_flops_per_s(f), l2_bytes_per_s(f), f});
     memory.reserve(d.memory_clocks_mhz.size());
     for (const std::int32_t f : d.memory_clocks_mhz) memory.push_back({f, d.dram_bytes_per_s(f)});
   }
@@ -59,10 +63,11 @@ struct RooflineForm {
     V2 core_rates;  // {tensor FLOP/s, issue/s} at the core clock
     double fp32_flops_per_s = 0.0;
     double dram_bytes_per_s = 0.0;
+    double l2_bytes_per_s = 0.0;
   };
   At at(const Clocks& c) const {
     return {V2{static_cast<double>(c.core_mhz), static_cast<double>(c.memory_mhz)}, core_rates(c),
-            fp32_flops_per_s(c), dram_bytes_per_s(c)};
+            fp32_flops_per_s(c), dram_bytes_per_s(c), l2_bytes_per_s(c)};
   }
 
   double duration_ns(const KernelCost& k, const Clocks& c) const {
@@ -83,6 +88,14 @@ struct RooflineForm {
     if (i < core.size() && core[i].mhz == c.core_mhz) return core[i].fp32_flops_per_s;
     return device->fp32_flops_per_s(c.core_mhz);
   }
+  double l2_bytes_per_s(std::int32_t core_mhz) const {
+    return l2_bytes_per_clock * static_cast<double>(core_mhz) * 1e6;
+  }
+  double l2_bytes_per_s(const Clocks& c) const {
+    const auto i = static_cast<std::size_t>(c.core_idx);
+    if (i < core.size() && core[i].mhz == c.core_mhz) return core[i].l2_bytes_per_s;
+    return l2_bytes_per_s(c.core_mhz);
+  }
   double dram_bytes_per_s(const Clocks& c) const {
     const auto i = static_cast<std::size_t>(c.memory_idx);
     if (i < memory.size() && memory[i].mhz == c.memory_mhz) return memory[i].dram_bytes_per_s;
@@ -90,10 +103,12 @@ struct RooflineForm {
   }
 
   Utilisation utilisation(const KernelCost& k, const Clocks& c, double duration_ns) const {
-    return utilisation_at(k, core_rates(c), fp32_flops_per_s(c), dram_bytes_per_s(c), duration_ns);
+    return utilisation_at(k, core_rates(c), fp32_flops_per_s(c), dram_bytes_per_s(c),
+                          l2_bytes_per_s(c), duration_ns);
   }
   Utilisation utilisation(const KernelCost& k, const At& a, double duration_ns) const {
-    return utilisation_at(k, a.core_rates, a.fp32_flops_per_s, a.dram_bytes_per_s, duration_ns);
+    return utilisation_at(k, a.core_rates, a.fp32_flops_per_s, a.dram_bytes_per_s, a.l2_bytes_per_s,
+                          duration_ns);
   }
 
  private:
@@ -133,7 +148,8 @@ struct RooflineForm {
   // not a branch (the kernels' mix mispredicts branches): the same values as
   // the branches, a quotient not chosen is discarded whatever it holds.
   Utilisation utilisation_at(const KernelCost& k, V2 core_rates, double fp32_flops_per_s,
-                             double dram_bytes_per_s, double duration_ns) const {
+                             double dram_bytes_per_s, double l2_bytes_per_s,
+                             double duration_ns) const {
     Utilisation u;
     u.busy = k.sm_share;
     if (duration_ns <= 0) return u;
@@ -162,11 +178,15 @@ struct RooflineForm {
     const V2 busy = select(V2{k.drain_ns, 0.0} > zero, bm, V2{k.sm_share, 0.0});
     u.busy = busy[0];
     u.memory = bm[1];
+    // L2 traffic beyond streaming (layout-changing copies only: rare).
+    if (k.l2_excess_bytes > 0 && l2_bytes_per_s > 0) [[unlikely]]
+      u.l2_excess = std::min(1.0, k.l2_excess_bytes / (s * l2_bytes_per_s));
     return u;
   }
 };
 // `cmos`: P = idle(fc) + mem_idle·fm + V²f·(u_busy·busy + u_c·compute + u_c16·compute_fp16_extra
-//           + u_s·simt + u_sm·simt_matrix) + u_m·mem_active·fm, the per-clock terms tabulated.
+//           + u_s·simt + u_sm·simt_matrix + u_l2·l2_excess) + u_m·mem_active·fm, the per-clock
+//           terms tabulated.
 struct CmosForm {
   struct CoreTerms {
     double idle_w = 0.0;  // const + leak·V + clock·V²f
@@ -182,6 +202,7 @@ struct CmosForm {
   double compute_w_per_v2ghz = 0.0;
   double simt_w_per_v2ghz = 0.0;
   double simt_matrix_w_per_v2ghz = 0.0;
+  double l2_excess_w_per_v2ghz = 0.0;
   double memory_active_w_per_ghz = 0.0;
   // What fp16 operands draw beyond the tensor term: (fp16_tensor_power - 1) x compute.
   double compute_fp16_extra_w_per_v2ghz = 0.0;
@@ -204,7 +225,7 @@ struct CmosForm {
     return a.idle_w +
            a.v2f * (u.busy * busy_w_per_v2ghz + u.compute * compute_w_per_v2ghz +
                     u.compute_fp16 * compute_fp16_extra_w_per_v2ghz + u.simt * simt_w_per_v2ghz +
-                    u.simt_matrix * simt_matrix_w_per_v2ghz) +
+                    u.simt_matrix * simt_matrix_w_per_v2ghz + u.l2_excess * l2_excess_w_per_v2ghz) +
            u.memory * memory_active_w_per_ghz * a.memory_ghz;
   }
 };

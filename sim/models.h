@@ -40,6 +40,9 @@ struct KernelCost {
   // A tensor-core kernel on fp16 operands (fp16_operands, sim/workload.h): its
   // tensor utilisation also counts as Utilisation::compute_fp16.
   bool fp16 = false;
+  // L2 traffic beyond a streaming kernel's (Work::l2_excess_bytes): the
+  // power models' `l2_excess` term, no time.
+  double l2_excess_bytes = 0.0;
   // What share of the GPU's SMs executes the kernel, and for how long: its
   // grid's CTAs over the SM count (at most 1; 1 when the trace gives no launch
   // configuration), and, of its time, the launch and drain in which no SM of
@@ -55,7 +58,9 @@ struct KernelCost {
 // DRAM runs at peak bandwidth, `simt` every warp scheduler issues an instruction each cycle (warp
 // instructions / (SMs x schedulers x clock x time)), `simt_matrix` the FP32 SIMT pipes run a
 // matrix product's FLOPs at their peak (FP32 FLOP/s of KernelCost::simt_matrix kernels over the
-// FP32 peak), `compute_fp16` the part of `compute` whose operands are fp16. Time-weighted averages
+// FP32 peak), `compute_fp16` the part of `compute` whose operands are fp16, `l2_excess` L2 moves
+// traffic beyond streaming at its peak (KernelCost::l2_excess_bytes over the L2 bytes per second
+// at the core clock, RooflineParams::l2_bytes_per_clock). Time-weighted averages
 // of Utilisation are valid Utilisations; power models must be linear in them (the governor relies
 // on it).
 struct Utilisation {
@@ -65,6 +70,7 @@ struct Utilisation {
   double simt = 0.0;
   double simt_matrix = 0.0;
   double compute_fp16 = 0.0;  // the part of `compute` on fp16 operands (KernelCost::fp16)
+  double l2_excess = 0.0;
 
   // Accumulating activity over an interval: adds `u` held for `w` (ns).
   void add(const Utilisation& u, double w) {
@@ -74,11 +80,12 @@ struct Utilisation {
     simt += u.simt * w;
     simt_matrix += u.simt_matrix * w;
     compute_fp16 += u.compute_fp16 * w;
+    l2_excess += u.l2_excess * w;
   }
   // The accumulation divided by the interval's length: the time-weighted average.
   Utilisation per(double interval) const {
-    return {busy / interval, compute / interval,     memory / interval,
-            simt / interval, simt_matrix / interval, compute_fp16 / interval};
+    return {busy / interval,        compute / interval,      memory / interval,   simt / interval,
+            simt_matrix / interval, compute_fp16 / interval, l2_excess / interval};
   }
 };
 

@@ -323,6 +323,43 @@ TEST(H200Model, SimtMatrixTermChargesFp32MatrixFlops) {
   EXPECT_NEAR(pow.power_w(u, c) - pow.power_w(without, c), 0.5 * 63.72 * 1.98, 1e-6);
 }
 
+// A layout-changing copy's L2 traffic beyond streaming draws the l2_excess
+// term, and takes no time: 48 MB in a 10 us kernel at 1980 MHz is half the
+// L2's 4848 B x 1.98 GHz = 9.599 TB/s, so 0.5 x 113.9 x V²f (1 V, 1.98 GHz)
+// = 112.76 W; at 1500 MHz the same bytes over the same time are
+// 48e6 / (1e-5 x 4848 x 1.5e9) = 0.660 of the peak, x V(1500)² x 1.5.
+TEST(H200Model, L2ExcessTermChargesLayoutChangingCopies) {
+  const Device& d = h200();
+  Workload w = kernels_of({"vectorized_mul"}, 0.0);
+  w.kernels[0].work.duration_ns = 10'000;
+  w.kernels[0].work.dram_bytes = 1e6;
+  Workload plain = w;
+  w.kernels[0].work.l2_excess_bytes = 0.5 * 4848 * 1.98e9 * 10e-6;
+  RooflineOverlap lat(d);
+  const KernelCost k = lat.prepare(w, d, d)[0];
+  const KernelCost k0 = lat.prepare(plain, d, d)[0];
+  const CmosPower pow(d);
+  EXPECT_DOUBLE_EQ(k.l2_excess_bytes, w.kernels[0].work.l2_excess_bytes);
+  for (const std::int32_t mhz : {1980, 1500}) {
+    SCOPED_TRACE(mhz);
+    const Clocks c = make_clocks(d, mhz, d.default_memory_mhz);
+    EXPECT_EQ(lat.duration_ns(k, c), lat.duration_ns(k0, c));  // no time
+    const double dur = 10'000;
+    const Utilisation u = lat.utilisation(k, c, dur);
+    const double share = w.kernels[0].work.l2_excess_bytes / (dur * 1e-9 * 4848 * mhz * 1e6);
+    EXPECT_NEAR(u.l2_excess, share, 1e-12);
+    EXPECT_EQ(lat.utilisation(k0, c, dur).l2_excess, 0.0);
+    const double v = d.volts(mhz);
+    EXPECT_NEAR(pow.power_w(u, c) - pow.power_w(lat.utilisation(k0, c, dur), c),
+                share * 113.9 * v * v * mhz * 1e-3, 1e-6);
+  }
+  const Clocks top = make_clocks(d, 1980, d.default_memory_mhz);
+  const Utilisation u = lat.utilisation(k, top, 10'000);
+  Utilisation without = u;
+  without.l2_excess = 0;
+  EXPECT_NEAR(pow.power_w(u, top) - pow.power_w(without, top), 112.761, 1e-3);
+}
+
 }  // namespace
 }  // namespace dvfsim
 

@@ -40,9 +40,9 @@ def ncu_rows(op):
     return lines, list(csv.DictReader(lines))
 
 
-def validate(dvfsim, trace, measured):
+def validate(dvfsim, trace, measured, device="h200"):
     out = subprocess.run([dvfsim, "hw", "validate", "--trace", trace, "--measured", measured,
-                          "--device", "h200", "--json"], capture_output=True, text=True)
+                          "--device", device, "--json"], capture_output=True, text=True)
     if out.returncode not in (0, 1):
         raise SystemExit(f"table: dvfsim hw validate failed on {trace}: {out.stderr.strip()}")
     return json.loads(out.stdout)
