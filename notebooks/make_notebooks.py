@@ -625,7 +625,10 @@ NOTEBOOKS["05-validation.ipynb"] = notebook([
     both passes, which the model does not know) and the same network
     diverged under SGD (+50 %: NaN operands draw little power, as data
     activity 0 would); ConvNeXt-T, partly host-bound, +8.6 % in time;
-    ShuffleNetV2 −12.8 % in energy (depthwise convolutions); see
+    ConvNeXt-T +10.4 % in energy (its 7×7 depthwise kernels draw less than
+    the SIMT term prices their instructions); ShuffleNetV2, −12.8 % before
+    the depthwise instruction rule and the L2 term of layout-changing
+    copies, now −6.0 %; see
     docs/validation.md. The table is
     `figures/05-validation.csv`.
     """),
