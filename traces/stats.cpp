@@ -41,6 +41,8 @@ TraceStats compute_stats(const Workload& w) {
       s.class_fallback_ns[static_cast<std::size_t>(k.cls)] += d;
     if (k.work.instructions_source == InstructionSource::ncu) s.ncu_time_ns += d;
     if (k.work.instructions_source == InstructionSource::shapes) s.shapes_instructions_time_ns += d;
+    if (k.work.l2_excess_bytes > 0) s.layout_change_time_ns += d;
+    s.total_l2_excess_bytes += k.work.l2_excess_bytes;
     s.total_instructions += k.work.instructions;
     s.total_flops += k.work.flops;
     s.total_dram_bytes += k.work.dram_bytes;
@@ -68,6 +70,7 @@ TraceStats compute_stats(const Workload& w) {
   s.shapes_share = share(s.shapes_time_ns);
   s.ncu_share = share(s.ncu_time_ns);
   s.shapes_instructions_share = share(s.shapes_instructions_time_ns);
+  s.layout_change_share = share(s.layout_change_time_ns);
   for (std::size_t i = 0; i < s.per_iteration.size(); ++i) {
     if (first_start[i] == kMax) continue;
     std::size_t next = i + 1;
@@ -132,6 +135,11 @@ void print_stats(const TraceStats& s, std::ostream& out) {
                "                 from operator shapes for {:.1f} % of GPU time (depthwise "
                "convolutions)\n",
                100.0 * s.shapes_instructions_share);
+  if (s.layout_change_time_ns > 0)
+    fmt::print(out,
+               "layout changes   {:.1f} % of GPU time: copies that change the memory layout, "
+               "{:.2f} GB of L2 traffic beyond streaming\n",
+               100.0 * s.layout_change_share, s.total_l2_excess_bytes * 1e-9);
   fmt::print(out, "\n");
 
   const auto steady = [&](std::size_t i) {

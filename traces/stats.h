@@ -46,6 +46,9 @@ struct TraceStats {
   double ncu_share = 0.0;                        // ncu_time_ns / gpu_time_ns
   std::int64_t shapes_instructions_time_ns = 0;  // ... with InstructionSource::shapes
   double shapes_instructions_share = 0.0;        // that over gpu_time_ns
+  std::int64_t layout_change_time_ns = 0;        // ... with Work::l2_excess_bytes > 0
+  double layout_change_share = 0.0;              // that over gpu_time_ns
+  double total_l2_excess_bytes = 0.0;            // Work::l2_excess_bytes, summed
   double total_instructions = 0.0;               // warp instructions
   double total_flops = 0.0;
   double total_dram_bytes = 0.0;

@@ -4,7 +4,10 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "tests/traces/test_util.h"
+#include "traces/stats.h"
 #include "traces/trace.h"
 
 namespace dvfsim {
@@ -130,29 +133,49 @@ TEST(KinetoReader, CrossStreamEventWait) {
 // 2 bytes, 30 bytes beyond it, of which L2 sees 0.74: 512 x 30 x 0.74 =
 // 11366.4 bytes. The second is a streaming copy: none.
 TEST(KinetoReader, InputStridesGiveTheL2ExcessOfALayoutChange) {
-  auto copy = [](int id, const char* dst_strides) {
+  // `strides`: the profiler's Input Strides member, or "" (a profiler before 2.1).
+  auto copy = [](int id, const std::string& strides) {
     const std::string ts = std::to_string(100 + 20 * id);
     return fmt::format(
         R"({{"ph": "X", "cat": "cpu_op", "name": "aten::copy_", "pid": 1, "tid": 1, "ts": {0},
             "dur": 10, "args": {{"External id": {1}, "Input Dims": [[2, 16, 4, 4], [2, 16, 4, 4], []],
-            "Input type": ["c10::BFloat16", "c10::BFloat16", "Scalar"],
-            "Input Strides": [{2}, [256, 16, 4, 1], []]}}}},
+            "Input type": ["c10::BFloat16", "c10::BFloat16", "Scalar"]{2}}}}},
           {{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
             "ts": {0}, "dur": 2, "args": {{"External id": {1}, "correlation": {1}}}}},
           {{"ph": "X", "cat": "kernel", "name": "void at::native::elementwise_kernel<128, 4>",
             "pid": 0, "tid": 7, "ts": {3}, "dur": 5, "args": {{"External id": {1}, "device": 0,
             "stream": 7, "correlation": {1}, "grid": [4, 1, 1], "block": [128, 1, 1]}}}})",
-        ts, id, dst_strides, std::to_string(500 + 20 * id));
+        ts, id, strides, std::to_string(500 + 20 * id));
   };
-  const std::string json =
-      R"({"deviceProperties": [{"id": 0, "name": "NVIDIA H200", "numSms": 132}], "traceEvents": [)" +
-      copy(1, "[256, 1, 64, 16]") + ",\n" + copy(2, "[256, 16, 4, 1]") + "]}";
-  const Workload w = parse_kineto(json, "layouts.json");
+  const auto trace = [&](const std::string& first, const std::string& second) {
+    return R"({"deviceProperties": [{"id": 0, "name": "NVIDIA H200", "numSms": 132}], "traceEvents": [)" +
+           copy(1, first) + ",\n" + copy(2, second) + "]}";
+  };
+  const auto no_strides_note = [](const Workload& x) {
+    return std::count_if(x.notes.begin(), x.notes.end(), [](const std::string& n) {
+      return n.find("no strides") != std::string::npos;
+    });
+  };
+  const Workload w =
+      parse_kineto(trace(R"(, "Input Strides": [[256, 1, 64, 16], [256, 16, 4, 1], []])",
+                         R"(, "Input Strides": [[256, 16, 4, 1], [256, 16, 4, 1], []])"),
+                   "layouts.json");
   ASSERT_EQ(w.kernels.size(), 2u);
   EXPECT_EQ(w.kernels[0].work.source, WorkSource::shapes);
   EXPECT_DOUBLE_EQ(w.kernels[0].work.dram_bytes, 2048.0);  // 1 KiB read, 1 KiB written
   EXPECT_NEAR(w.kernels[0].work.l2_excess_bytes, 11366.4, 1e-6);
   EXPECT_EQ(w.kernels[1].work.l2_excess_bytes, 0.0);
+  EXPECT_EQ(no_strides_note(w), 0);
+  // `trace info`: one of two 5 us kernels changes the layout.
+  const TraceStats st = compute_stats(w);
+  EXPECT_DOUBLE_EQ(st.layout_change_share, 0.5);
+  EXPECT_NEAR(st.total_l2_excess_bytes, 11366.4, 1e-6);
+  // The same copies from a profiler that records no strides: no excess, and
+  // a note that says why.
+  const Workload legacy = parse_kineto(trace("", ""), "legacy.json");
+  ASSERT_EQ(legacy.kernels.size(), 2u);
+  EXPECT_EQ(legacy.kernels[0].work.l2_excess_bytes, 0.0);
+  EXPECT_EQ(no_strides_note(legacy), 1);
 }
 
 TEST(KinetoReader, ReadTraceDispatchesOnContent) {
