@@ -304,7 +304,8 @@ void Workload::validate() const {
     check_stamp(k.traced_start_ns, "kernel", i, "GPU start");
     if (k.work.duration_ns > kMaxTraceSpanNs) fail(fmt::format("kernel {}: longer than 1 h", i));
     if (!std::isfinite(k.work.flops) || !std::isfinite(k.work.dram_bytes) ||
-        !std::isfinite(k.work.instructions) || k.work.instructions < 0)
+        !std::isfinite(k.work.instructions) || k.work.instructions < 0 ||
+        !std::isfinite(k.work.l2_excess_bytes) || k.work.l2_excess_bytes < 0)
       fail(fmt::format("kernel {}: FLOPs, bytes or instructions not a finite number >= 0", i));
   }
   for (std::size_t i = 0; i < syncs.size(); ++i) {

@@ -28,7 +28,8 @@ inline void check_workload(const Workload& w) {
   // `dvfsim trace info`.
   const TraceStats s = compute_stats(w);
   check(std::isfinite(s.total_flops) && std::isfinite(s.total_dram_bytes) &&
-            std::isfinite(s.total_instructions) && s.gpu_time_ns >= 0,
+            std::isfinite(s.total_instructions) && std::isfinite(s.total_l2_excess_bytes) &&
+            s.gpu_time_ns >= 0,
         "trace statistics are not finite");
   std::ostringstream out;
   print_stats(s, out);
