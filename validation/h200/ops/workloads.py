@@ -22,6 +22,18 @@ channels-last where the networks are. Passed to
 | vggconv | VGG-16's 3x3 convolution 256 -> 256 at 56x56, forward and backward, random input and gradient |
 | vggconv_relu | the same with a ReLU'd input and a gradient zeroed where that ReLU was (a plain ReLU network's operands) |
 | add | ``z = x + y``, bf16, VGG-16's first-block activation size |
+
+Prepared 2026-12-05 for the next device call (``run4.sh``; not yet run): the
+L2 rule of layout-changing copies (docs/design.md) off its fit, and the
+7x7 depthwise pricing at another size.
+
+| name | what one repetition runs |
+| --- | --- |
+| add_mixed | ``y.add_(x)``: y channels-last, x NCHW (EfficientNet's gradient accumulation; the rule is not applied to it) |
+| to_nhwc_fp32, to_nchw_fp32 | ``to_nhwc`` / ``to_nchw`` on float32 (the rule's sector arithmetic at 4-byte elements) |
+| transpose | ``x.transpose(1, 2).contiguous()`` of 64 x 1024 x 1024 bf16 (a matrix transpose, no channels) |
+| to_nhwc_c8 | NCHW to channels-last with 8 channels, 256 x 8 x 112 x 112 (a 16-byte inner run on the written side) |
+| dwconv7_s3 | depthwise 7x7, 384 channels at 14x14, batch 64 (ConvNeXt-T's third stage) |
 """
 try:  # table.py reads OPS on machines without PyTorch
     import torch
@@ -30,7 +42,8 @@ except ImportError:  # pragma: no cover
     torch = F = None
 
 OPS = ("copy", "to_nhwc", "to_nchw", "shuffle", "cat", "cat_aligned", "maxpool", "dwconv", "dwconv5", "dwconv7",
-       "conv1x1", "bn", "vggconv", "vggconv_relu", "add")
+       "conv1x1", "bn", "vggconv", "vggconv_relu", "add",
+       "add_mixed", "to_nhwc_fp32", "to_nchw_fp32", "transpose", "to_nhwc_c8", "dwconv7_s3")
 
 
 def _opts(given, defaults):
@@ -42,8 +55,8 @@ def _opts(given, defaults):
     return out
 
 
-def _rand(shape, device, cl=False, grad=False):
-    x = torch.randn(shape, device=device, dtype=torch.bfloat16)
+def _rand(shape, device, cl=False, grad=False, dtype=None):
+    x = torch.randn(shape, device=device, dtype=dtype or torch.bfloat16)
     if cl:
         x = x.contiguous(memory_format=torch.channels_last)
     return x.requires_grad_(grad)
@@ -107,6 +120,23 @@ def op(device, **kw):
         rep = _conv(device, 128, 240, 240, 28, 5, 240, relu=False)
     elif name == "dwconv7":
         rep = _conv(device, 64, 96, 96, 56, 7, 96, relu=False)
+    elif name == "dwconv7_s3":
+        rep = _conv(device, 64, 384, 384, 14, 7, 384, relu=False)
+    elif name == "add_mixed":
+        y, x = _rand(sn, device, cl=True), _rand(sn, device)
+        rep = lambda: y.add_(x)  # noqa: E731
+    elif name in ("to_nhwc_fp32", "to_nchw_fp32"):
+        x = _rand(sn, device, cl=name == "to_nchw_fp32", dtype=torch.float32)
+        if name == "to_nhwc_fp32":
+            rep = lambda: x.contiguous(memory_format=torch.channels_last)  # noqa: E731
+        else:
+            rep = lambda: x.contiguous()  # noqa: E731
+    elif name == "transpose":
+        x = _rand((64, 1024, 1024), device)
+        rep = lambda: x.transpose(1, 2).contiguous()  # noqa: E731
+    elif name == "to_nhwc_c8":
+        x = _rand((256, 8, 112, 112), device)
+        rep = lambda: x.contiguous(memory_format=torch.channels_last)  # noqa: E731
     elif name == "conv1x1":
         rep = _conv(device, 256, 116, 116, 28, 1, 1, relu=False)
     elif name in ("vggconv", "vggconv_relu"):
