@@ -58,9 +58,9 @@ struct KernelCost {
 // DRAM runs at peak bandwidth, `simt` every warp scheduler issues an instruction each cycle (warp
 // instructions / (SMs x schedulers x clock x time)), `simt_matrix` the FP32 SIMT pipes run a
 // matrix product's FLOPs at their peak (FP32 FLOP/s of KernelCost::simt_matrix kernels over the
-// FP32 peak), `compute_fp16` the part of `compute` whose operands are fp16, `l2_excess` L2 moves
-// traffic beyond streaming at its peak (KernelCost::l2_excess_bytes over the L2 bytes per second
-// at the core clock, RooflineParams::l2_bytes_per_clock). Time-weighted averages
+// FP32 peak), `compute_fp16` the part of `compute` whose operands are fp16, `l2_excess` the L2
+// moves traffic beyond streaming at its peak rate (KernelCost::l2_excess_bytes per second over
+// RooflineParams::l2_bytes_per_clock x the core clock). Time-weighted averages
 // of Utilisation are valid Utilisations; power models must be linear in them (the governor relies
 // on it).
 struct Utilisation {
