@@ -3,6 +3,8 @@
 # printed goes to OUTDIR/LOGNAME too), then
 #   capops "NAME:REPS ..."   each operator of workloads.py captured alone,
 #                            two traced steps, into $w as op_NAME.*
+#   ncuops "NAME ..." BUDGET Nsight Compute on one repetition of each, reduced
+#                            into $w as ncu_op_NAME.subset.csv.gz (log: ncu.log)
 #   source lib.sh OUTDIR LOGNAME
 source "$(dirname "${BASH_SOURCE[0]}")/../heldout3/lib.sh" "$1" "$2"
 ops_py="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/workloads.py"
@@ -14,4 +16,16 @@ capops() {
       --arg name="$name" --arg reps="$reps" --out "$w" --tag "op_$name" --class operator --profile-steps 2
     echo "op_$name rc=$?"
   done
+}
+ncuops() {
+  local n ncus=() dir="$w/ncu"
+  for n in $1; do
+    ncus+=("op_$n=$ops_py:op,name=$n,reps=1")
+  done
+  mkdir -p "$dir"
+  OUT="$dir" BUDGET="$2" LIMIT=40 bash "$root/traces/capture/run_h200_ncu.sh" "${ncus[@]}"
+  for n in "$dir"/ncu_*.csv; do
+    python3 "$root/traces/capture/ncu_reduce.py" "$n" "$w/$(basename "${n%.csv}").subset.csv.gz"
+  done
+  cp "$dir/run.log" "$w/ncu.log"; rm -rf "$dir"
 }

@@ -6,18 +6,8 @@
 # into two archives here).
 #   bash validation/h200/ops/run2.sh OUTDIR
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "${1:-}" caps2.log
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 nvidia-smi --query-gpu=name,uuid,serial,pci.bus_id,vbios_version,power.draw,temperature.gpu --format=csv
 ops="dwconv5:20 dwconv7:10 cat_aligned:200"
 capops "$ops"
-ncus=()
-for n in to_nhwc to_nchw shuffle maxpool vggconv vggconv_relu dwconv5 dwconv7 cat_aligned; do
-  ncus+=("op_$n=$here/workloads.py:op,name=$n,reps=1")
-done
-n="$w/ncu"; mkdir -p "$n"
-OUT="$n" BUDGET=200 LIMIT=40 bash "$root/traces/capture/run_h200_ncu.sh" "${ncus[@]}"
-for f in "$n"/ncu_*.csv; do
-  python3 "$root/traces/capture/ncu_reduce.py" "$f" "$w/$(basename "${f%.csv}").subset.csv.gz"
-done
-cp "$n/run.log" "$w/ncu.log"; rm -rf "$n"
+ncuops "to_nhwc to_nchw shuffle maxpool vggconv vggconv_relu dwconv5 dwconv7 cat_aligned" 200
 pack caps2

@@ -9,18 +9,8 @@
 # returns at most eight files).
 #   bash validation/h200/ops/run4.sh OUTDIR
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "${1:-}" caps4.log
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 nvidia-smi --query-gpu=name,uuid,serial,pci.bus_id,vbios_version,power.draw,temperature.gpu --format=csv
 new="add_mixed to_nhwc_fp32 to_nchw_fp32 transpose to_nhwc_c8 dwconv7_s3"
 capops "add:60 to_nhwc:200 add_mixed:200 to_nhwc_fp32:100 to_nchw_fp32:100 transpose:20 to_nhwc_c8:100 dwconv7_s3:20"
-ncus=()
-for n in $new; do
-  ncus+=("op_$n=$here/workloads.py:op,name=$n,reps=1")
-done
-n="$w/ncu"; mkdir -p "$n"
-OUT="$n" BUDGET=150 LIMIT=40 bash "$root/traces/capture/run_h200_ncu.sh" "${ncus[@]}"
-for f in "$n"/ncu_*.csv; do
-  python3 "$root/traces/capture/ncu_reduce.py" "$f" "$w/$(basename "${f%.csv}").subset.csv.gz"
-done
-cp "$n/run.log" "$w/ncu.log"; rm -rf "$n"
+ncuops "$new" 150
 pack caps4
