@@ -50,7 +50,7 @@ PyWorkload load_trace(const std::string& path, std::int32_t gpu, std::int32_t it
 py::dict workload_columns(const PyWorkload& pw) {
   const Workload& w = *pw.workload;
   py::list index, iteration, name, op, correlation, cls, phase, stream, host_ns, traced_ns,
-      duration, flops, bytes, source;
+      duration, flops, bytes, source, instructions, instructions_source, l2_excess;
   for (std::size_t i = 0; i < w.kernels.size(); ++i) {
     const Kernel& k = w.kernels[i];
     index.append(i);
@@ -70,6 +70,9 @@ py::dict workload_columns(const PyWorkload& pw) {
     flops.append(k.work.flops);
     bytes.append(k.work.dram_bytes);
     source.append(std::string(to_string(k.work.source)));
+    instructions.append(k.work.instructions);
+    instructions_source.append(std::string(to_string(k.work.instructions_source)));
+    l2_excess.append(k.work.l2_excess_bytes);
   }
   py::dict d;
   d["kernel_index"] = index;
@@ -86,6 +89,9 @@ py::dict workload_columns(const PyWorkload& pw) {
   d["flops"] = flops;
   d["dram_bytes"] = bytes;
   d["work_source"] = source;
+  d["instructions"] = instructions;
+  d["instructions_source"] = instructions_source;
+  d["l2_excess_bytes"] = l2_excess;
   return d;
 }
 

@@ -99,6 +99,19 @@ def test_workload_kernels_join_back_to_the_trace(workload):
     assert first["traced_start_ns"] == 5112196511067996
     assert set(k["phase"]) >= {"forward", "backward", "optimizer"}
     assert "Workload" in repr(workload)
+    # Nsight Compute's sidecar counts every SM kernel of the shipped step
+    sm = k[~k["class"].isin(["memset", "memcpy"])]
+    assert (sm["instructions_source"] == "ncu").all() and (sm["instructions"] > 0).all()
+
+
+def test_workload_kernels_carry_the_l2_excess_of_a_layout_change():
+    # tests/fuzz/corpus/kineto/mini_layouts.json: a bf16 2x16x4x4 copy NCHW ->
+    # channels-last (C read with stride 16: 30 bytes beyond each of 512
+    # elements, 0.74 of them in L2) and a cat of an NCHW and a channels-last
+    # 2x8x4x4 half (the latter read with stride 8 along W: 14 bytes beyond
+    # each of 256 elements)
+    k = dvfsim.load_trace(str(REPO / "tests/fuzz/corpus/kineto/mini_layouts.json")).kernels
+    assert k["l2_excess_bytes"].tolist() == pytest.approx([0.74 * 30 * 512, 0.74 * 14 * 256])
 
 
 def test_devices_and_policies():
