@@ -45,7 +45,7 @@ struct RooflineForm {
   double l2_bytes_per_clock = 0.0;  // RooflineParams::l2_bytes_per_clock (0: no L2 term)
 
   RooflineForm() = default;
-  RooflineForm(const Device& d, double kappa_, double min_ns_, double l2_bytes_per_clock_ = 0.0)
+  RooflineForm(const Device& d, double kappa_, double min_ns_, double l2_bytes_per_clock_)
       : kappa(kappa_), min_ns(min_ns_), l2_bytes_per_clock(l2_bytes_per_clock_) {
     device = &d;
     core.reserve(d.core_clocks_mhz.size());
