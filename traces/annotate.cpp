@@ -892,13 +892,29 @@ std::optional<int> dtype_bytes(std::string_view type) {
   return std::nullopt;
 }
 
+namespace {
+
+// An operator's name as the work rules read it: without namespace, leading
+// '_' (except attention's) and in-place '_' ("aten::copy_" -> "copy").
+struct OpName {
+  std::string_view full;  // without namespace
+  std::string_view o;     // the rules' name
+  bool inplace = false;
+};
+OpName op_name(std::string_view name) {
+  OpName n{bare_op_name(name), {}, false};
+  n.o = n.full;
+  if (n.o.size() > 1 && n.o.front() == '_' && !contains(n.o, "attention")) n.o.remove_prefix(1);
+  n.inplace = n.o.size() > 1 && n.o.back() == '_';
+  if (n.inplace) n.o.remove_suffix(1);
+  return n;
+}
+
+}  // namespace
+
 std::optional<OpWork> estimate_op_work(const OpCall& op, int list_element_bytes) {
   const Args a(op, list_element_bytes);
-  const std::string_view full = bare_op_name(op.name);
-  std::string_view o = full;
-  if (o.size() > 1 && o.front() == '_' && !contains(o, "attention")) o.remove_prefix(1);
-  const bool inplace = o.size() > 1 && o.back() == '_';
-  if (inplace) o.remove_suffix(1);
+  const auto [full, o, inplace] = op_name(op.name);
 
   if (o == "mm" || o == "bmm" || o == "matmul" || o == "scaled_mm")
     return gemm_work(a, 0, 1, false, 0);
@@ -1047,6 +1063,28 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
       continue;
     }
     fallback(k);  // replaced below when the operator is modelled
+  }
+
+  // Copies with shapes but a trace without strides (a profiler before
+  // PyTorch 2.1): their layout changes read as streaming copies.
+  const auto has = [](const OpCall& c, auto member) {
+    return std::any_of(c.inputs.begin(), c.inputs.end(),
+                       [&](const OpInput& in) { return !(in.*member).empty(); });
+  };
+  if (std::none_of(op_calls.begin(), op_calls.end(),
+                   [&](const OpCall& c) { return has(c, &OpInput::strides); })) {
+    for (std::size_t op = 0; op < op_calls.size(); ++op) {
+      const std::string_view o = op_name(op_calls[op].name).o;
+      if (!kernels_of[op].empty() && (o == "copy" || o == "cat") &&
+          has(op_calls[op], &OpInput::shapes)) {
+        workload.notes.push_back(
+            "the trace records operator shapes but no strides (Input Strides: PyTorch 2.1 or "
+            "later): copies that change the memory layout (NCHW <-> channels-last, a transpose "
+            "made contiguous) cannot be told from streaming ones, and their L2 traffic is not "
+            "modelled");
+        break;
+      }
+    }
   }
 
   for (std::size_t op = 0; op < op_calls.size(); ++op) {

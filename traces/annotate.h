@@ -172,7 +172,8 @@ std::optional<std::pair<int, int>> gemm_tile(std::string_view kernel_name);
 
 // Fills kernels[i].work.flops / dram_bytes / source for every kernel. An
 // operator's work is split over its compute kernels (not its memsets or
-// memcpys) in proportion to their measured durations.
+// memcpys) in proportion to their measured durations. Adds a note to the
+// workload when its copies have shapes but the trace records no strides.
 void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
                    std::span<const ActivityFacts> activities, const AnnotateOptions& options = {});
 

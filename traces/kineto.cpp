@@ -1305,24 +1305,6 @@ Workload kineto_from(ByteSource& src, const std::string& path, const TraceOption
   resolve_capture_device(w.capture, options.capture_device);
   load_capture_clocks(path, w.capture);
 
-  // Copies with shapes but without strides (a profiler before PyTorch 2.1):
-  // a layout change cannot be told from a streaming copy.
-  const auto is_copy = [](const OpCall& c) {
-    return c.name == "aten::copy_" || c.name == "aten::cat";
-  };
-  const auto has = [](const OpCall& c, auto member) {
-    return std::any_of(c.inputs.begin(), c.inputs.end(),
-                       [&](const OpInput& in) { return !(in.*member).empty(); });
-  };
-  if (std::any_of(op_calls.begin(), op_calls.end(),
-                  [&](const OpCall& c) { return is_copy(c) && has(c, &OpInput::shapes); }) &&
-      std::none_of(op_calls.begin(), op_calls.end(),
-                   [&](const OpCall& c) { return has(c, &OpInput::strides); }))
-    w.notes.push_back(
-        "the trace records operator shapes but no strides (Input Strides: PyTorch 2.1 or "
-        "later): copies that change the memory layout (NCHW <-> channels-last, a transpose "
-        "made contiguous) cannot be told from streaming ones, and their L2 traffic is not "
-        "modelled");
   annotate_work(w, op_calls, facts);
   annotate_instructions(w, path);
   w.validate();
