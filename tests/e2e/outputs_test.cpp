@@ -99,6 +99,35 @@ TEST_F(RunOutputs, KernelsCsvCarriesOperatorCorrelationAndTracedStamp) {
   EXPECT_EQ(row[column(header, "traced_start_ns")], "5112196511067996");
 }
 
+TEST(KernelsCsv, CarriesInstructionsTheirSourceAndTheL2Excess) {
+  // tests/fuzz/corpus/kineto/mini_layouts.json: a bf16 2x16x4x4 copy NCHW ->
+  // channels-last (C read with stride 16: 30 bytes beyond each of 512
+  // elements, 0.74 of them in L2: 11366.4 bytes) and a cat of an NCHW and a
+  // channels-last 2x8x4x4 half (the latter read with stride 8 along W: 14
+  // bytes beyond each of 256 elements: 2652.16), whose non-vectorised
+  // CatArrayBatchedCopy issues 0.674 warp instructions per byte of its 2048
+  // (512 elements read and 512 written, 2 bytes each): 1380.352.
+  const std::string dir = temp_dir("kernels-csv-l2");
+  const auto r = run_dvfsim(std::string("run --trace ") + DVFSIM_SOURCE_DIR +
+                            "/tests/fuzz/corpus/kineto/mini_layouts.json --device h200 "
+                            "--policy native --outputs summary,kernels --out " +
+                            dir);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto lines = lines_of(read_text(dir + "/kernels.csv"));
+  ASSERT_EQ(lines.size(), 3u);
+  const auto header = csv_cells(lines[0]);
+  const auto copy = csv_cells(lines[1]);
+  const auto cat = csv_cells(lines[2]);
+  ASSERT_EQ(copy.size(), header.size());
+  ASSERT_EQ(cat.size(), header.size());
+  EXPECT_NEAR(std::stod(copy[column(header, "l2_excess_bytes")]), 0.74 * 30 * 512, 1e-6);
+  EXPECT_NEAR(std::stod(cat[column(header, "l2_excess_bytes")]), 0.74 * 14 * 256, 1e-6);
+  EXPECT_NEAR(std::stod(cat[column(header, "instructions")]), 0.674 * 2048, 1e-6);
+  EXPECT_EQ(cat[column(header, "instructions_source")], "estimated");
+  EXPECT_EQ(copy[column(header, "instructions_source")], "estimated");
+  EXPECT_GT(std::stod(copy[column(header, "instructions")]), 0.0);
+}
+
 TEST_F(RunOutputs, TimelineUsesTheKernelsCsvKey) {
   ASSERT_EQ(result_.exit_code, 0) << result_.output;
   const auto kernels = csv_cells(lines_of(read_text(dir_ + "/kernels.csv"))[0]);
