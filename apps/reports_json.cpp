@@ -113,6 +113,7 @@ std::string validation_json(const std::string& trace, const std::string& measure
     j.field("paired_host_factor", r.measured.paired_host_factor);
   if (!r.measured.board_uuid.empty()) j.field("board_uuid", r.measured.board_uuid);
   if (!r.measured.board_serial.empty()) j.field("board_serial", r.measured.board_serial);
+  if (r.measured.step_result_finite) j.field("step_result_finite", *r.measured.step_result_finite);
   j.end_object();
   j.field("host_overhead", r.host.spec());
   j.field("corrected", r.corrected);

@@ -60,6 +60,27 @@ void read_board(simdjson::dom::element doc, const std::string& path, MeasuredSte
   text("serial", m.board_serial);
 }
 
+// capture.py's `step_result`: {"after_window": {"finite": bool, ...} or null,
+// "after_profile": ...}. nullopt when absent or both null; false when either
+// says not finite. Present with the wrong types is an error naming the field.
+std::optional<bool> read_step_result(simdjson::dom::element doc, const std::string& path) {
+  simdjson::dom::element sr;
+  if (doc["step_result"].get(sr) != simdjson::SUCCESS || sr.is_null()) return std::nullopt;
+  if (!sr.is_object())
+    throw InputError(fmt::format("{}: field 'step_result' is not an object", path));
+  std::optional<bool> finite;
+  for (const char* key : {"after_window", "after_profile"}) {
+    simdjson::dom::element r;
+    if (sr[key].get(r) != simdjson::SUCCESS || r.is_null()) continue;
+    bool f = false;
+    if (!r.is_object() || r["finite"].get(f) != simdjson::SUCCESS)
+      throw InputError(fmt::format(
+          "{}: field 'step_result.{}' is not an object with a true/false 'finite'", path, key));
+    finite = finite.value_or(true) && f;
+  }
+  return finite;
+}
+
 }  // namespace
 
 MeasuredStep read_measured(const std::string& path, int iterations) {
@@ -94,6 +115,7 @@ MeasuredStep read_measured(const std::string& path, int iterations) {
       m.steps = static_cast<int>(n);
     m.paired_host_factor = paired_host_factor(doc, path);
     read_board(doc, path, m);
+    m.step_result_finite = read_step_result(doc, path);
   } else {
     simdjson::dom::element s0;
     if (doc["steps"].at(0).get(s0) != simdjson::SUCCESS)
@@ -204,6 +226,11 @@ void print_validation(std::ostream& out, const ValidationReport& r, double toler
         r.measured.board_uuid,
         r.measured.board_uuid.empty() || r.measured.board_serial.empty() ? "" : ", serial ",
         r.measured.board_serial);
+  if (r.measured.step_result_finite == false)
+    out << "the measured run diverged: its step returned NaN or inf (step_result in the "
+           "measurement), and such data draw far less power than the power model's random-like "
+           "data (a diverged VGG-16 read +49.7 % in energy); this comparison does not test the "
+           "model\n";
   if (r.corrected)
     out << fmt::format(
         "host overhead: profiled host time divided by {:g} before replay (raw: as traced; "

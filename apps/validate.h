@@ -23,6 +23,13 @@ struct MeasuredStep {
   // empty when the file has none. Boards of one model differ by several per
   // cent in power (docs/validation.md, "Operators in isolation").
   std::string board_uuid, board_serial;
+  // capture.py's `step_result` (since 2026-12-05): whether what the
+  // workload's step() returned (its loss) was finite after the energy window
+  // and after the profiled steps. False when either was NaN or inf: the run
+  // diverged, and such data draw far less power than the power model's
+  // random-like data (docs/validation.md, "Held-out workloads, third set");
+  // nullopt when the file does not say.
+  std::optional<bool> step_result_finite;
 };
 
 // Reads a `*.measured.json` (steps[0]: dt_s, steps, energy_mJ; or

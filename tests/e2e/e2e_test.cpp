@@ -210,6 +210,40 @@ TEST(EndToEnd, ValidateNamesTheBoardOfTheMeasurement) {
   EXPECT_EQ(run_dvfsim(base).output.find("measured on board"), std::string::npos);
 }
 
+TEST(EndToEnd, ValidateSaysWhenTheMeasuredRunDiverged) {
+  // capture.py's `step_result`: the loss after the energy window and after
+  // the profiled steps. One NaN is enough for the warning (text and --json);
+  // finite or absent, no warning; the wrong types are refused naming the field.
+  const std::string dir = temp_dir("step-result");
+  const std::string m = dir + "/x.measured.json";
+  const std::string base = std::string("hw validate --trace ") + DVFSIM_SHIPPED_TRACE +
+                           " --measured " + m + " --device h200";
+  const char* step = R"({"time_per_step_s": 0.15453, "energy_per_step_j": 107.36, )";
+  const char* warning = "the measured run diverged";
+  std::ofstream(m) << step << R"("step_result": {"after_window": {"finite": true, "value": 2.3, )"
+                   << R"("elements": 1}, "after_profile": {"finite": false, "value": null, )"
+                   << R"("elements": 1}}})";
+  const auto r = run_dvfsim(base);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(warning), std::string::npos) << r.output;
+  const auto j = run_dvfsim(base + " --json");
+  EXPECT_NE(j.output.find("\"step_result_finite\": false"), std::string::npos) << j.output;
+  std::ofstream(m)
+      << step << R"("step_result": {"after_window": {"finite": true}, "after_profile": null}})";
+  const auto fine = run_dvfsim(base + " --json");
+  EXPECT_EQ(fine.output.find(warning), std::string::npos) << fine.output;
+  EXPECT_NE(fine.output.find("\"step_result_finite\": true"), std::string::npos) << fine.output;
+  std::ofstream(m) << step << R"("step_result": {"after_window": {"finite": "no"}}})";
+  const auto bad = run_dvfsim(base);
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("field 'step_result.after_window' is not an object with a true/false "
+                            "'finite'"),
+            std::string::npos)
+      << bad.output;
+  std::ofstream(m) << R"({"time_per_step_s": 0.15453, "energy_per_step_j": 107.36})";
+  EXPECT_EQ(run_dvfsim(base).output.find(warning), std::string::npos);
+}
+
 TEST(EndToEnd, ValidatePrintsTheCapturesOwnHostPairing) {
   // capture.py's paired host times: unprofiled 50 ms a step, profiled 100 and
   // 120 ms: the profiler stretched this capture's host 110 / 50 = 2.20 times.

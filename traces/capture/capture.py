@@ -4,7 +4,10 @@
 A workload is a Python callable named ``FILE.py:FUNC`` or ``package.module:FUNC``
 (``FUNC`` alone looks in traces/capture/workloads.py). It is called as
 ``FUNC(device, **options)`` (options from ``--arg key=value``, as strings) and
-returns either the step callable or ``{"step": callable, "meta": {...}}``.
+returns either the step callable or ``{"step": callable, "meta": {...}}``. When
+step() returns its loss (or an output), that value is checked for NaN and inf
+after the energy window and after the profiled steps (``step_result`` in the
+measurement; step_result.py).
 
 Sequence (as capture_gpt3.py, which is now one workload among others):
   1. NVML snapshot and sampler thread (read-only; nothing on the GPU is set).
@@ -54,6 +57,7 @@ sys.path.insert(0, HERE)
 import torch  # noqa: E402
 
 import kineto_steps as steps_lib  # noqa: E402
+import step_result  # noqa: E402
 
 try:
     import nvml_readonly as nr  # noqa: E402
@@ -210,6 +214,7 @@ def main():
         if sampler:
             sampler.phase = p
     step, meta = build(args, device)
+    step = step_result.Remembering(step)
     t_built = time.perf_counter()
     phase("warmup")
     step_est = warmup(step, args.warmup, clock)
@@ -222,6 +227,7 @@ def main():
     phase("measure")
     bounds, host_ret, (w0, w1) = clock.run(step, 2 * guard + n)
     phase("post_measure")
+    after_window = step_result.check(step.last)
     i0, i1 = guard, guard + n
     step_times = [bounds[i + 1] - bounds[i] for i in range(i0, i1)]
     measured = {}
@@ -276,6 +282,7 @@ def main():
     host_prof = steps_lib.profile_steps(step, args.profile_steps, raw, cuda=device.type == "cuda", bounds=fb,
                                         warmup=prof_warmup)
     phase("export")
+    after_profile = step_result.check(step.last)
     stats = steps_lib.trace_stats(raw)
     kpath = os.path.join(args.out, f"{tag}.kineto.json.gz")
     with open(raw, "rb") as f, gzip.open(kpath, "wb", compresslevel=6) as g:
@@ -300,6 +307,8 @@ def main():
                             "record_shapes); the GPU is drained before the first traced step and "
                             "after the last; host_step_s is perf_counter around each traced step()"},
         **({"timing": timing} if timing else {}),
+        "step_result": {"after_window": after_window, "after_profile": after_profile,
+                        "note": step_result.NOTE},
         "clock_sync": {"unix_minus_perf_counter_s": time.time() - time.perf_counter(),
                        "note": "kineto ts (us) + baseTimeNanoseconds/1e3 is unix time in us"},
         "software": {"torch": torch.__version__, "cuda": torch.version.cuda,
@@ -326,6 +335,9 @@ def main():
           f"kernels/step {ks}  busy {busy} ms  trace {os.path.getsize(kpath)/1e6:.2f} MB  "
           f"{'timing host ' + str([round(h*1e3, 2) for h in timing['host_step_s']]) + ' ms  ' if timing else ''}"
           f"total {time.perf_counter() - t_start:.1f} s", flush=True)
+    if any(r is not None and not r["finite"] for r in (after_window, after_profile)):
+        print(f"{tag}: WARNING: step() returned NaN or inf (step_result in the measurement): the run "
+              "has diverged, and its data draw far less power than real data", flush=True)
 
 
 if __name__ == "__main__":

@@ -146,6 +146,7 @@ def make_step(model, mode, batch, seq, vocab, gen):
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
+        return loss.detach()  # capture.py checks it is finite (step_result.py)
     return step, opt
 
 

@@ -120,6 +120,7 @@ def cnn_train(device, **kw):
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
+        return loss.detach()  # capture.py checks it is finite (step_result.py)
     return {"step": step, "meta": {"model": "ResNet-50", "n_params": _n_params(model), **o,
                                    "dtype": "fp32 params, bf16 autocast",
                                    "optimizer": "SGD(momentum 0.9)"}}
@@ -181,6 +182,7 @@ def _encoder_train(device, o, amp):
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
+        return loss.detach()  # capture.py checks it is finite (step_result.py)
     return step, model
 
 
@@ -371,6 +373,7 @@ def _decoder_train(device, o, model, compiled=None):
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
+        return loss.detach()  # capture.py checks it is finite (step_result.py)
     return step
 
 
