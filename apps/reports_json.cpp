@@ -113,10 +113,12 @@ std::string validation_json(const std::string& trace, const std::string& measure
     j.field("paired_host_factor", r.measured.paired_host_factor);
   if (!r.measured.board_uuid.empty()) j.field("board_uuid", r.measured.board_uuid);
   if (!r.measured.board_serial.empty()) j.field("board_serial", r.measured.board_serial);
+  if (r.measured.power_limit_w > 0) j.field("power_limit_w", r.measured.power_limit_w);
   if (r.measured.step_result_finite) j.field("step_result_finite", *r.measured.step_result_finite);
   j.end_object();
   j.field("host_overhead", r.host.spec());
   j.field("corrected", r.corrected);
+  if (r.power_limit_applied_w > 0) j.field("power_limit_applied_w", r.power_limit_applied_w);
   prediction(j, "predicted", r.predicted);
   prediction(j, "raw", r.raw);
   if (r.paired) prediction(j, "paired", *r.paired);

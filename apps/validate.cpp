@@ -116,6 +116,14 @@ MeasuredStep read_measured(const std::string& path, int iterations) {
     m.paired_host_factor = paired_host_factor(doc, path);
     read_board(doc, path, m);
     m.step_result_finite = read_step_result(doc, path);
+    simdjson::dom::element limit;
+    if (doc["power_limit_mW"].get(limit) == simdjson::SUCCESS && !limit.is_null()) {
+      double mw = 0;
+      if (limit.get(mw) != simdjson::SUCCESS || !(mw > 0) || !std::isfinite(mw))
+        throw InputError(
+            fmt::format("{}: field 'power_limit_mW' is not a positive number of milliwatts", path));
+      m.power_limit_w = mw * 1e-3;
+    }
   } else {
     simdjson::dom::element s0;
     if (doc["steps"].at(0).get(s0) != simdjson::SUCCESS)
@@ -151,7 +159,7 @@ MeasuredStep read_measured(const std::string& path, int iterations) {
 namespace {
 
 Prediction predict(const std::string& trace, const std::string& device, const HostOverhead& host,
-                   const MeasuredStep& m) {
+                   const MeasuredStep& m, double power_limit_w) {
   RunSpec spec;
   spec.trace_path = trace;
   spec.device = device;
@@ -159,6 +167,7 @@ Prediction predict(const std::string& trace, const std::string& device, const Ho
   spec.baseline = "none";
   spec.record_timeline = false;
   spec.settings["host_overhead"] = host.spec();
+  if (power_limit_w > 0) spec.settings["power_limit_w"] = fmt::format("{}", power_limit_w);
   const Simulation sim = simulate(spec);
   const auto& it = sim.result.iteration_time_ns;
   const auto& ie = sim.result.iteration_energy_j;
@@ -182,25 +191,41 @@ ValidationReport validate_trace(const std::string& trace, const std::string& mea
   ValidationReport r;
   r.measured = read_measured(measured, iterations);
   r.host = host;
+  // The board's power limit when it was measured: the firmware caps at it,
+  // so the prediction is replayed at it too.
+  const Device& d = load_device_cached(device)->device;
+  r.device_power_limit_w = d.power_limit_w;
+  if (const double w = r.measured.power_limit_w; w > 0 && std::abs(w - d.power_limit_w) >= 0.5) {
+    if (!(d.power_limit_max_w > 0) || w < d.power_limit_min_w || w > d.power_limit_max_w)
+      throw InputError(fmt::format(
+          "{}: field 'power_limit_mW': the board was measured at a {:g} W power limit, which {} "
+          "cannot be set to (its power-limit range: {}); is the measurement of another GPU?",
+          measured, w, d.name,
+          d.power_limit_max_w > 0
+              ? fmt::format("{:g}..{:g} W", d.power_limit_min_w, d.power_limit_max_w)
+              : std::string("none in its device file")));
+    r.power_limit_applied_w = w;
+  }
+  const double limit = r.power_limit_applied_w;
   const bool kineto = detect_trace_format(trace) == TraceFormat::kineto;
   r.corrected = host.enabled && kineto;
   HostOverhead off;
   off.enabled = false;
-  r.raw = predict(trace, device, off, r.measured);
-  r.predicted = r.corrected ? predict(trace, device, host, r.measured) : r.raw;
+  r.raw = predict(trace, device, off, r.measured, limit);
+  r.predicted = r.corrected ? predict(trace, device, host, r.measured, limit) : r.raw;
   if (r.corrected) {
     ValidationReport::HostBand b;
     HostOverhead h;
     b.slow_factor = h.factor = kHostOverheadFactorLow;
-    b.slow = predict(trace, device, h, r.measured);
+    b.slow = predict(trace, device, h, r.measured, limit);
     b.fast_factor = h.factor = kHostOverheadFactorHigh;
-    b.fast = predict(trace, device, h, r.measured);
+    b.fast = predict(trace, device, h, r.measured, limit);
     r.host_band = b;
   }
   if (r.measured.paired_host_factor > 0 && kineto) {
     HostOverhead own;
     own.factor = std::max(1.0, r.measured.paired_host_factor);
-    r.paired = predict(trace, device, own, r.measured);
+    r.paired = predict(trace, device, own, r.measured, limit);
   }
   return r;
 }
@@ -226,6 +251,11 @@ void print_validation(std::ostream& out, const ValidationReport& r, double toler
         r.measured.board_uuid,
         r.measured.board_uuid.empty() || r.measured.board_serial.empty() ? "" : ", serial ",
         r.measured.board_serial);
+  if (r.power_limit_applied_w > 0)
+    out << fmt::format(
+        "power limit: the board was measured at a {:g} W limit (the device file's: {:g} W), and "
+        "every prediction here is replayed at it\n",
+        r.power_limit_applied_w, r.device_power_limit_w);
   if (r.measured.step_result_finite == false)
     out << "the measured run diverged: its step returned NaN or inf (step_result in the "
            "measurement), and such data draw far less power than the power model's random-like "

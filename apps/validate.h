@@ -30,6 +30,9 @@ struct MeasuredStep {
   // random-like data (docs/validation.md, "Held-out workloads, third set");
   // nullopt when the file does not say.
   std::optional<bool> step_result_finite;
+  // The board's power limit when it was measured (capture.py's
+  // `power_limit_mW`, in W); 0 when the file does not say.
+  double power_limit_w = 0;
 };
 
 // Reads a `*.measured.json` (steps[0]: dt_s, steps, energy_mJ; or
@@ -78,6 +81,10 @@ struct ValidationReport {
     bool host_bound() const { return time_spread_pct() >= kHostBoundSpreadPct; }
   };
   std::optional<HostBand> host_band;
+  // The measurement's power limit when it differs from the device file's
+  // (every prediction above was replayed at it); 0 otherwise.
+  double power_limit_applied_w = 0;
+  double device_power_limit_w = 0;  // the device file's limit_w
 };
 
 ValidationReport validate_trace(const std::string& trace, const std::string& measured,

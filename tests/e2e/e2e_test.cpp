@@ -244,6 +244,53 @@ TEST(EndToEnd, ValidateSaysWhenTheMeasuredRunDiverged) {
   EXPECT_EQ(run_dvfsim(base).output.find(warning), std::string::npos);
 }
 
+TEST(EndToEnd, ValidateReplaysAtTheMeasuredPowerLimit) {
+  // capture.py's `power_limit_mW`: the board's limit when it was measured. The
+  // shipped GPT-3-XL step draws ~690 W uncapped; measured under a 450 W limit
+  // the firmware holds it at 450 W, so the prediction must be replayed there:
+  // mean power at most 450 W, the step longer than uncapped. The device
+  // file's own limit (700 W) changes nothing; one outside its 200..700 W
+  // range is refused naming the field.
+  const std::string dir = temp_dir("power-limit");
+  const std::string m = dir + "/x.measured.json";
+  const std::string base = std::string("hw validate --trace ") + DVFSIM_SHIPPED_TRACE +
+                           " --measured " + m +
+                           " --device h200 --host-overhead off --tolerance 1000 --json";
+  const char* step = R"({"time_per_step_s": 0.15453, "energy_per_step_j": 107.36, )";
+  auto predicted = [&](const std::string& limit_mw) {
+    std::ofstream(m) << step << R"("power_limit_mW": )" << limit_mw << "}";
+    const auto r = run_dvfsim(base);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    simdjson::dom::parser parser;
+    const simdjson::dom::element j = parser.parse(r.output);
+    return std::pair{double(j["predicted"]["time_per_iteration_s"]),
+                     double(j["predicted"]["power_w"])};
+  };
+  const auto [t700, p700] = predicted("700000");
+  const auto [t450, p450] = predicted("450000");
+  EXPECT_GT(p700, 600.0);
+  EXPECT_LE(p450, 450.0 * 1.01);
+  EXPECT_GT(t450, 1.05 * t700);
+  std::ofstream(m) << step << R"("power_limit_mW": 450000})";
+  const auto text = run_dvfsim(std::string("hw validate --trace ") + DVFSIM_SHIPPED_TRACE +
+                               " --measured " + m + " --device h200");
+  EXPECT_NE(text.output.find("power limit: the board was measured at a 450 W limit (the device "
+                             "file's: 700 W)"),
+            std::string::npos)
+      << text.output;
+  std::ofstream(m) << step << R"("power_limit_mW": 150000})";
+  const auto low = run_dvfsim(base);
+  EXPECT_EQ(low.exit_code, 2) << low.output;
+  EXPECT_NE(
+      low.output.find("field 'power_limit_mW': the board was measured at a 150 W power "
+                      "limit, which h200 cannot be set to (its power-limit range: 200..700 W)"),
+      std::string::npos)
+      << low.output;
+  std::ofstream(m) << step << R"("power_limit_mW": "700 W"})";
+  EXPECT_NE(run_dvfsim(base).output.find("field 'power_limit_mW' is not a positive number"),
+            std::string::npos);
+}
+
 TEST(EndToEnd, ValidatePrintsTheCapturesOwnHostPairing) {
   // capture.py's paired host times: unprofiled 50 ms a step, profiled 100 and
   // 120 ms: the profiler stretched this capture's host 110 / 50 = 2.20 times.
