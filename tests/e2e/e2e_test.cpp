@@ -184,64 +184,75 @@ TEST(EndToEnd, ValidateReadsAHwMeasureRecord) {
       << off.output;
 }
 
+// A measurement of the shipped step (154.53 ms and 107.36 J per step) with
+// more of capture.py's fields, in a file of its own, and `hw validate` of the
+// shipped trace against it.
+class ShippedMeasurement {
+ public:
+  explicit ShippedMeasurement(const std::string& name)
+      : path_(temp_dir(name) + "/x.measured.json") {}
+  // `fields`: more JSON members, e.g. R"("board": {"uuid": "GPU-1"})".
+  void write(const std::string& fields) const {
+    std::ofstream(path_) << R"({"time_per_step_s": 0.15453, "energy_per_step_j": 107.36)"
+                         << (fields.empty() ? "" : ", ") << fields << "}";
+  }
+  ProcessResult validate(const std::string& options = "") const {
+    return run_dvfsim(std::string("hw validate --trace ") + DVFSIM_SHIPPED_TRACE + " --measured " +
+                      path_ + " --device h200" + options);
+  }
+
+ private:
+  std::string path_;
+};
+
 TEST(EndToEnd, ValidateNamesTheBoardOfTheMeasurement) {
   // capture.py's `board` block: printed and kept in --json; the wrong types
   // are refused naming the field.
-  const std::string dir = temp_dir("board");
-  const std::string m = dir + "/x.measured.json";
-  const std::string base = std::string("hw validate --trace ") + DVFSIM_SHIPPED_TRACE +
-                           " --measured " + m + " --device h200";
-  const char* step = R"({"time_per_step_s": 0.15453, "energy_per_step_j": 107.36, )";
-  std::ofstream(m) << step << R"("board": {"uuid": "GPU-9d9a2a6b", "serial": "1652326033923"}})";
-  const auto r = run_dvfsim(base);
+  const ShippedMeasurement m("board");
+  m.write(R"("board": {"uuid": "GPU-9d9a2a6b", "serial": "1652326033923"})");
+  const auto r = m.validate();
   EXPECT_NE(r.output.find("measured on board GPU-9d9a2a6b, serial 1652326033923"),
             std::string::npos)
       << r.output;
-  const auto j = run_dvfsim(base + " --json");
+  const auto j = m.validate(" --json");
   EXPECT_NE(j.output.find("\"board_uuid\": \"GPU-9d9a2a6b\""), std::string::npos) << j.output;
-  std::ofstream(m) << step << R"("board": {"uuid": 7}})";
-  const auto bad = run_dvfsim(base);
+  m.write(R"("board": {"uuid": 7})");
+  const auto bad = m.validate();
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_NE(bad.output.find("field 'board.uuid' is not a string"), std::string::npos) << bad.output;
-  std::ofstream(m) << step << R"("board": "GPU-9d9a2a6b"})";
-  EXPECT_NE(run_dvfsim(base).output.find("field 'board' is not an object"), std::string::npos);
+  m.write(R"("board": "GPU-9d9a2a6b")");
+  EXPECT_NE(m.validate().output.find("field 'board' is not an object"), std::string::npos);
   // Without the block: no board line.
-  std::ofstream(m) << R"({"time_per_step_s": 0.15453, "energy_per_step_j": 107.36})";
-  EXPECT_EQ(run_dvfsim(base).output.find("measured on board"), std::string::npos);
+  m.write("");
+  EXPECT_EQ(m.validate().output.find("measured on board"), std::string::npos);
 }
 
 TEST(EndToEnd, ValidateSaysWhenTheMeasuredRunDiverged) {
   // capture.py's `step_result`: the loss after the energy window and after
   // the profiled steps. One NaN is enough for the warning (text and --json);
   // finite or absent, no warning; the wrong types are refused naming the field.
-  const std::string dir = temp_dir("step-result");
-  const std::string m = dir + "/x.measured.json";
-  const std::string base = std::string("hw validate --trace ") + DVFSIM_SHIPPED_TRACE +
-                           " --measured " + m + " --device h200";
-  const char* step = R"({"time_per_step_s": 0.15453, "energy_per_step_j": 107.36, )";
+  const ShippedMeasurement m("step-result");
   const char* warning = "the measured run diverged";
-  std::ofstream(m) << step << R"("step_result": {"after_window": {"finite": true, "value": 2.3, )"
-                   << R"("elements": 1}, "after_profile": {"finite": false, "value": null, )"
-                   << R"("elements": 1}}})";
-  const auto r = run_dvfsim(base);
+  m.write(R"("step_result": {"after_window": {"finite": true, "value": 2.3, "elements": 1}, )"
+          R"("after_profile": {"finite": false, "value": null, "elements": 1}})");
+  const auto r = m.validate();
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find(warning), std::string::npos) << r.output;
-  const auto j = run_dvfsim(base + " --json");
+  const auto j = m.validate(" --json");
   EXPECT_NE(j.output.find("\"step_result_finite\": false"), std::string::npos) << j.output;
-  std::ofstream(m)
-      << step << R"("step_result": {"after_window": {"finite": true}, "after_profile": null}})";
-  const auto fine = run_dvfsim(base + " --json");
+  m.write(R"("step_result": {"after_window": {"finite": true}, "after_profile": null})");
+  const auto fine = m.validate(" --json");
   EXPECT_EQ(fine.output.find(warning), std::string::npos) << fine.output;
   EXPECT_NE(fine.output.find("\"step_result_finite\": true"), std::string::npos) << fine.output;
-  std::ofstream(m) << step << R"("step_result": {"after_window": {"finite": "no"}}})";
-  const auto bad = run_dvfsim(base);
+  m.write(R"("step_result": {"after_window": {"finite": "no"}})");
+  const auto bad = m.validate();
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_NE(bad.output.find("field 'step_result.after_window' is not an object with a true/false "
                             "'finite'"),
             std::string::npos)
       << bad.output;
-  std::ofstream(m) << R"({"time_per_step_s": 0.15453, "energy_per_step_j": 107.36})";
-  EXPECT_EQ(run_dvfsim(base).output.find(warning), std::string::npos);
+  m.write("");
+  EXPECT_EQ(m.validate().output.find(warning), std::string::npos);
 }
 
 TEST(EndToEnd, ValidateReplaysAtTheMeasuredPowerLimit) {
@@ -251,15 +262,11 @@ TEST(EndToEnd, ValidateReplaysAtTheMeasuredPowerLimit) {
   // mean power at most 450 W, the step longer than uncapped. The device
   // file's own limit (700 W) changes nothing; one outside its 200..700 W
   // range is refused naming the field.
-  const std::string dir = temp_dir("power-limit");
-  const std::string m = dir + "/x.measured.json";
-  const std::string base = std::string("hw validate --trace ") + DVFSIM_SHIPPED_TRACE +
-                           " --measured " + m +
-                           " --device h200 --host-overhead off --tolerance 1000 --json";
-  const char* step = R"({"time_per_step_s": 0.15453, "energy_per_step_j": 107.36, )";
+  const ShippedMeasurement m("power-limit");
+  const std::string json = " --host-overhead off --tolerance 1000 --json";
   auto predicted = [&](const std::string& limit_mw) {
-    std::ofstream(m) << step << R"("power_limit_mW": )" << limit_mw << "}";
-    const auto r = run_dvfsim(base);
+    m.write(R"("power_limit_mW": )" + limit_mw);
+    const auto r = m.validate(json);
     EXPECT_EQ(r.exit_code, 0) << r.output;
     simdjson::dom::parser parser;
     const simdjson::dom::element j = parser.parse(r.output);
@@ -271,23 +278,21 @@ TEST(EndToEnd, ValidateReplaysAtTheMeasuredPowerLimit) {
   EXPECT_GT(p700, 600.0);
   EXPECT_LE(p450, 450.0 * 1.01);
   EXPECT_GT(t450, 1.05 * t700);
-  std::ofstream(m) << step << R"("power_limit_mW": 450000})";
-  const auto text = run_dvfsim(std::string("hw validate --trace ") + DVFSIM_SHIPPED_TRACE +
-                               " --measured " + m + " --device h200");
+  const auto text = m.validate();
   EXPECT_NE(text.output.find("power limit: the board was measured at a 450 W limit (the device "
                              "file's: 700 W)"),
             std::string::npos)
       << text.output;
-  std::ofstream(m) << step << R"("power_limit_mW": 150000})";
-  const auto low = run_dvfsim(base);
+  m.write(R"("power_limit_mW": 150000)");
+  const auto low = m.validate(json);
   EXPECT_EQ(low.exit_code, 2) << low.output;
   EXPECT_NE(
       low.output.find("field 'power_limit_mW': the board was measured at a 150 W power "
                       "limit, which h200 cannot be set to (its power-limit range: 200..700 W)"),
       std::string::npos)
       << low.output;
-  std::ofstream(m) << step << R"("power_limit_mW": "700 W"})";
-  EXPECT_NE(run_dvfsim(base).output.find("field 'power_limit_mW' is not a positive number"),
+  m.write(R"("power_limit_mW": "700 W")");
+  EXPECT_NE(m.validate(json).output.find("field 'power_limit_mW' is not a positive number"),
             std::string::npos);
 }
 
