@@ -330,38 +330,50 @@ void add_calibrate(CLI::App& app, int& exit_code) {
 }
 
 void add_hw_validate(CLI::App& hw, int& exit_code) {
-  auto* cmd = hw.add_subcommand("validate",
-                                "Compare the native prediction for a trace with its measurement");
+  auto* cmd = hw.add_subcommand(
+      "validate", "Compare the prediction for a trace (native, or a policy) with its measurement");
   struct Opts {
-    std::string trace, measured, device = "h200", host_overhead = "auto";
+    ValidationSpec spec;
+    std::string host_overhead = "auto";
+    std::vector<std::string> sets;
     double tolerance = 5.0;
-    int iterations = 0;
     bool json = false;
   };
   auto o = std::make_shared<Opts>();
-  cmd->add_option("--trace", o->trace, "Trace file")->required();
-  cmd->add_option("--measured", o->measured,
+  cmd->add_option("--trace", o->spec.trace, "Trace file")->required();
+  cmd->add_option("--measured", o->spec.measured,
                   "Measurement JSON (*.measured.json, or hw measure's measurement.json)")
       ->required();
   cmd->add_option("--host-overhead", o->host_overhead,
                   "Profiler host-overhead correction: off, auto or a factor")
       ->capture_default_str();
-  cmd->add_option("--iterations", o->iterations,
+  cmd->add_option("--iterations", o->spec.iterations,
                   "Iterations the command ran (needed for a hw measure measurement.json)");
-  cmd->add_option("--device", o->device, "Device name or YAML path")->capture_default_str();
+  cmd->add_option("--device", o->spec.device, "Device name or YAML path")->capture_default_str();
+  cmd->add_option("--policy", o->spec.policy,
+                  "What the measured run ran under (default native: the GPU left alone; static "
+                  "with --set core_mhz=F for locked clocks; a plan's policy for hw apply)")
+      ->capture_default_str();
+  cmd->add_option(
+      "--set", o->sets,
+      fmt::format("KEY=VALUE: a policy parameter or an engine setting ({}), as for dvfsim run",
+                  engine_setting_names()));
   cmd->add_option("--tolerance", o->tolerance, "Largest accepted energy error, percent")
       ->check(finite_in(0, 1000))
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "Print the comparison as one JSON object");
   cmd->callback([o, &exit_code] {
-    const ValidationReport r = validate_trace(o->trace, o->measured, o->device,
-                                              parse_host_overhead(o->host_overhead), o->iterations);
+    o->spec.host = parse_host_overhead(o->host_overhead);
+    o->spec.settings = parse_settings(o->sets);
+    const ValidationReport r = validate_trace(o->spec);
     if (o->json) {
-      std::cout << validation_json(o->trace, o->measured, o->device, r, o->tolerance);
+      std::cout << validation_json(o->spec, r, o->tolerance);
     } else {
-      std::cout << fmt::format("dvfsim hw validate: {} on {} (native) against {}\n", o->trace,
-                               o->device, o->measured);
-      print_validation(std::cout, r, o->tolerance);
+      std::string conditions = o->spec.policy;
+      for (const auto& [k, v] : o->spec.settings) conditions += fmt::format(", {}={}", k, v);
+      std::cout << fmt::format("dvfsim hw validate: {} on {} ({}) against {}\n", o->spec.trace,
+                               o->spec.device, conditions, o->spec.measured);
+      print_validation(std::cout, o->spec, r, o->tolerance);
     }
     exit_code = std::abs(r.predicted.energy_error_pct) <= o->tolerance ? 0 : 1;
   });

@@ -95,15 +95,17 @@ std::string trace_stats_json(const std::string& path, const TraceStats& s) {
   return j.str() + "\n";
 }
 
-std::string validation_json(const std::string& trace, const std::string& measured,
-                            const std::string& device, const ValidationReport& r,
+std::string validation_json(const ValidationSpec& v, const ValidationReport& r,
                             double tolerance_pct) {
   JsonWriter j;
   j.begin_object();
-  j.field("trace", trace);
-  j.field("measured_file", measured);
-  j.field("device", device);
-  j.field("policy", "native");
+  j.field("trace", v.trace);
+  j.field("measured_file", v.measured);
+  j.field("device", v.device);
+  j.field("policy", v.policy);
+  j.key("settings").begin_object();
+  for (const auto& [key, value] : v.settings) j.field(key, value);
+  j.end_object();
   j.key("measured").begin_object();
   j.field("time_per_iteration_s", r.measured.time_per_step_s);
   j.field("energy_per_iteration_j", r.measured.energy_per_step_j);

@@ -10,8 +10,7 @@
 namespace dvfsim {
 
 std::string trace_stats_json(const std::string& path, const TraceStats& s);
-std::string validation_json(const std::string& trace, const std::string& measured,
-                            const std::string& device, const ValidationReport& r,
+std::string validation_json(const ValidationSpec& v, const ValidationReport& r,
                             double tolerance_pct);
 
 }  // namespace dvfsim

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "apps/runner.h"
+#include "policies/registry.h"
 #include "sim/error.h"
 #include "traces/trace.h"
 
@@ -158,12 +159,13 @@ MeasuredStep read_measured(const std::string& path, int iterations) {
 
 namespace {
 
-Prediction predict(const std::string& trace, const std::string& device, const HostOverhead& host,
-                   const MeasuredStep& m, double power_limit_w) {
+Prediction predict(const ValidationSpec& v, const HostOverhead& host, const MeasuredStep& m,
+                   double power_limit_w) {
   RunSpec spec;
-  spec.trace_path = trace;
-  spec.device = device;
-  spec.policy = "native";
+  spec.trace_path = v.trace;
+  spec.device = v.device;
+  spec.policy = v.policy;
+  spec.settings = v.settings;
   spec.baseline = "none";
   spec.record_timeline = false;
   spec.settings["host_overhead"] = host.spec();
@@ -185,52 +187,58 @@ Prediction predict(const std::string& trace, const std::string& device, const Ho
 
 }  // namespace
 
-ValidationReport validate_trace(const std::string& trace, const std::string& measured,
-                                const std::string& device, const HostOverhead& host,
-                                int iterations) {
+ValidationReport validate_trace(const ValidationSpec& v) {
+  if (v.settings.count("host_overhead"))
+    throw InputError("--set host_overhead: hw validate takes it as --host-overhead off|auto|F");
+  const PolicyInfo& policy = find_policy(v.policy);  // a typo fails before the trace loads
   ValidationReport r;
-  r.measured = read_measured(measured, iterations);
-  r.host = host;
+  r.measured = read_measured(v.measured, v.iterations);
+  r.host = v.host;
   // The board's power limit when it was measured: the firmware caps at it,
-  // so the prediction is replayed at it too.
-  const Device& d = load_device_cached(device)->device;
+  // so the prediction is replayed at it too (unless the user set one, or the
+  // policy chooses it).
+  const Device& d = load_device_cached(v.device)->device;
   r.device_power_limit_w = d.power_limit_w;
-  if (const double w = r.measured.power_limit_w; w > 0 && std::abs(w - d.power_limit_w) >= 0.5) {
+  if (const double w = r.measured.power_limit_w; w > 0 && std::abs(w - d.power_limit_w) >= 0.5 &&
+                                                 !v.settings.count("power_limit_w") &&
+                                                 !policy.choose_power_limit) {
     if (!(d.power_limit_max_w > 0) || w < d.power_limit_min_w || w > d.power_limit_max_w)
       throw InputError(fmt::format(
           "{}: field 'power_limit_mW': the board was measured at a {:g} W power limit, which {} "
           "cannot be set to (its power-limit range: {}); is the measurement of another GPU?",
-          measured, w, d.name,
+          v.measured, w, d.name,
           d.power_limit_max_w > 0
               ? fmt::format("{:g}..{:g} W", d.power_limit_min_w, d.power_limit_max_w)
               : std::string("none in its device file")));
     r.power_limit_applied_w = w;
   }
   const double limit = r.power_limit_applied_w;
-  const bool kineto = detect_trace_format(trace) == TraceFormat::kineto;
+  const HostOverhead& host = v.host;
+  const bool kineto = detect_trace_format(v.trace) == TraceFormat::kineto;
   r.corrected = host.enabled && kineto;
   HostOverhead off;
   off.enabled = false;
-  r.raw = predict(trace, device, off, r.measured, limit);
-  r.predicted = r.corrected ? predict(trace, device, host, r.measured, limit) : r.raw;
+  r.raw = predict(v, off, r.measured, limit);
+  r.predicted = r.corrected ? predict(v, host, r.measured, limit) : r.raw;
   if (r.corrected) {
     ValidationReport::HostBand b;
     HostOverhead h;
     b.slow_factor = h.factor = kHostOverheadFactorLow;
-    b.slow = predict(trace, device, h, r.measured, limit);
+    b.slow = predict(v, h, r.measured, limit);
     b.fast_factor = h.factor = kHostOverheadFactorHigh;
-    b.fast = predict(trace, device, h, r.measured, limit);
+    b.fast = predict(v, h, r.measured, limit);
     r.host_band = b;
   }
   if (r.measured.paired_host_factor > 0 && kineto) {
     HostOverhead own;
     own.factor = std::max(1.0, r.measured.paired_host_factor);
-    r.paired = predict(trace, device, own, r.measured, limit);
+    r.paired = predict(v, own, r.measured, limit);
   }
   return r;
 }
 
-void print_validation(std::ostream& out, const ValidationReport& r, double tolerance_pct) {
+void print_validation(std::ostream& out, const ValidationSpec& v, const ValidationReport& r,
+                      double tolerance_pct) {
   const Prediction& p = r.predicted;
   const Prediction& q = r.raw;
   out << fmt::format("{:<22} {:>12} {:>12} {:>9} {:>12} {:>9}\n", "per iteration", "predicted",
@@ -251,6 +259,11 @@ void print_validation(std::ostream& out, const ValidationReport& r, double toler
         r.measured.board_uuid,
         r.measured.board_uuid.empty() || r.measured.board_serial.empty() ? "" : ", serial ",
         r.measured.board_serial);
+  if (v.policy != "native")
+    out << fmt::format(
+        "policy {}: predicted as `dvfsim run --policy {}` does per iteration; the measured run "
+        "must have run under the same (hw apply of its clock plan; locked clocks for static)\n",
+        v.policy, v.policy);
   if (r.power_limit_applied_w > 0)
     out << fmt::format(
         "power limit: the board was measured at a {:g} W limit (the device file's: {:g} W), and "

@@ -2,6 +2,7 @@
 // `dvfsim hw validate`: the prediction for a trace under `native` against what
 // was measured on the real GPU.
 #include <iosfwd>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -87,9 +88,24 @@ struct ValidationReport {
   double device_power_limit_w = 0;  // the device file's limit_w
 };
 
-ValidationReport validate_trace(const std::string& trace, const std::string& measured,
-                                const std::string& device, const HostOverhead& host = {},
-                                int iterations = 0);
-void print_validation(std::ostream& out, const ValidationReport& r, double tolerance_pct);
+// What `hw validate` compares: a trace replayed under a policy (native: the
+// GPU left alone) against a measurement of the same steps on a real GPU.
+struct ValidationSpec {
+  std::string trace, measured, device = "h200";
+  // The conditions the measured run ran under, when it was not the GPU left
+  // alone: a policy and its parameters, and engine settings (`--set`, as
+  // `dvfsim run`; not host_overhead, which is `host`). A locked core clock
+  // is `static` with core_mhz; a plan `hw apply` replayed is that plan's
+  // policy. The measurement's own power limit is applied unless
+  // power_limit_w is set here.
+  std::string policy = "native";
+  std::map<std::string, std::string> settings;
+  HostOverhead host;
+  int iterations = 0;  // for a `hw measure` measurement.json
+};
+
+ValidationReport validate_trace(const ValidationSpec& v);
+void print_validation(std::ostream& out, const ValidationSpec& v, const ValidationReport& r,
+                      double tolerance_pct);
 
 }  // namespace dvfsim

@@ -296,6 +296,51 @@ TEST(EndToEnd, ValidateReplaysAtTheMeasuredPowerLimit) {
             std::string::npos);
 }
 
+TEST(EndToEnd, ValidatePredictsUnderTheConditionsTheRunRanUnder) {
+  // A run measured with the core clock locked at 1410 MHz is predicted by
+  // `static` at 1410: the same time and energy per iteration as `dvfsim run`
+  // gives, recorded in --json with its settings. An engine setting
+  // (power_limit_w) set by hand replaces the measurement's own limit; the
+  // host correction keeps its own flag; names are checked.
+  const ShippedMeasurement m("conditions");
+  m.write(R"("power_limit_mW": 700000)");
+  const std::string dir = temp_dir("conditions-run");
+  const auto run = run_dvfsim(std::string("run --trace ") + DVFSIM_SHIPPED_TRACE +
+                              " --device h200 --policy static --set core_mhz=1410 "
+                              "--baseline none --outputs summary --out " +
+                              dir);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  simdjson::dom::parser sp;
+  const simdjson::dom::element s = sp.load(dir + "/summary.json");
+  const auto r = m.validate(" --policy static --set core_mhz=1410 --tolerance 1000 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  simdjson::dom::parser vp;
+  const simdjson::dom::element j = vp.parse(r.output);
+  EXPECT_EQ(std::string_view(j["policy"]), "static");
+  EXPECT_EQ(std::string_view(j["settings"]["core_mhz"]), "1410");
+  EXPECT_DOUBLE_EQ(double(j["predicted"]["time_per_iteration_s"]),
+                   double(s["time_per_iteration_s"]));
+  EXPECT_DOUBLE_EQ(double(j["predicted"]["energy_per_iteration_j"]),
+                   double(s["energy_per_iteration_j"]));
+  const auto text = m.validate(" --policy static --set core_mhz=1410");
+  EXPECT_NE(text.output.find("(static, core_mhz=1410) against"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("policy static: predicted as `dvfsim run --policy static`"),
+            std::string::npos)
+      << text.output;
+  // 450 W by hand: capped, although the board was measured at 700 W.
+  const auto capped = m.validate(" --set power_limit_w=450 --tolerance 1000 --json");
+  ASSERT_EQ(capped.exit_code, 0) << capped.output;
+  simdjson::dom::parser cp;
+  EXPECT_LE(double(cp.parse(capped.output)["predicted"]["power_w"]), 450.0 * 1.01);
+  const auto host = m.validate(" --set host_overhead=off");
+  EXPECT_EQ(host.exit_code, 2);
+  EXPECT_NE(host.output.find("hw validate takes it as --host-overhead"), std::string::npos)
+      << host.output;
+  const auto typo = m.validate(" --policy statik");
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_NE(typo.output.find("unknown policy 'statik'"), std::string::npos) << typo.output;
+}
+
 TEST(EndToEnd, ValidatePrintsTheCapturesOwnHostPairing) {
   // capture.py's paired host times: unprofiled 50 ms a step, profiled 100 and
   // 120 ms: the profiler stretched this capture's host 110 / 50 = 2.20 times.
