@@ -94,6 +94,24 @@ TEST(HwApplyCommand, SetsPlannedClocksInOrderThenResets) {
   EXPECT_TRUE(contains(result.err, "3 clock changes")) << result.err;
 }
 
+TEST(HwApplyCommand, AMeasureInsideTheApplyLeavesItsClocksAlone) {
+  // docs/hw.md, "Closing the loop": `hw apply -- hw measure -- COMMAND`. The
+  // inner hw command finds the apply's marker with its owner alive and does
+  // not reset the clocks; the measurement is written, and the clocks are
+  // reset once, by the apply, after the measure has ended.
+  HwSandbox sandbox;
+  sandbox.write("plan.json", kOneWindowPlan);
+  ProcessResult result =
+      sandbox.run(apply_args(sandbox, {DVFSIM_HW_TESTDRIVER, "hw", "measure", "--interval-ms", "5",
+                                       "--out", sandbox.path("m"), "--", "sleep", "0.3"}));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_FALSE(contains(result.err, "stale clock marker")) << result.err;
+  EXPECT_TRUE(sandbox.exists("m/measurement.json"));
+  const std::vector<std::string> expected = {set_core(1410), kResetCore, kResetMemory};
+  EXPECT_EQ(sandbox.clock_calls(), expected);
+  EXPECT_FALSE(sandbox.exists("apply.marker"));
+}
+
 TEST(HwApplyCommand, RepeatingPlanCyclesUntilTheCommandEnds) {
   HwSandbox sandbox;
   sandbox.write("plan.json", R"({"format": "dvfsim-clock-plan/1", "device": "h200",
