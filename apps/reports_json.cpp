@@ -116,6 +116,10 @@ std::string validation_json(const ValidationSpec& v, const ValidationReport& r,
   if (!r.measured.board_uuid.empty()) j.field("board_uuid", r.measured.board_uuid);
   if (!r.measured.board_serial.empty()) j.field("board_serial", r.measured.board_serial);
   if (r.measured.power_limit_w > 0) j.field("power_limit_w", r.measured.power_limit_w);
+  if (r.measured.parts_time_spread_pct) {
+    j.field("parts_time_spread_pct", *r.measured.parts_time_spread_pct);
+    j.field("parts_energy_spread_pct", *r.measured.parts_energy_spread_pct);
+  }
   if (r.measured.step_result_finite) j.field("step_result_finite", *r.measured.step_result_finite);
   j.end_object();
   j.field("host_overhead", r.host.spec());

@@ -82,6 +82,34 @@ std::optional<bool> read_step_result(simdjson::dom::element doc, const std::stri
   return finite;
 }
 
+// capture.py's `sub_windows` (the window's halves, each {dt_s, steps,
+// energy_mJ}): the spread of their time and energy per step.
+void read_parts(simdjson::dom::element doc, const std::string& path, MeasuredStep& m) {
+  simdjson::dom::array parts;
+  if (doc["sub_windows"].get(parts) != simdjson::SUCCESS || parts.size() < 2) return;
+  std::vector<double> t, e;
+  std::size_t i = 0;
+  for (simdjson::dom::element p : parts) {
+    double dt = 0, mj = 0;
+    int64_t n = 0;
+    if (p["dt_s"].get(dt) != simdjson::SUCCESS || !(dt > 0) || !std::isfinite(dt) ||
+        p["steps"].get(n) != simdjson::SUCCESS || n <= 0 ||
+        p["energy_mJ"].get(mj) != simdjson::SUCCESS || !(mj > 0) || !std::isfinite(mj))
+      throw InputError(fmt::format(
+          "{}: field 'sub_windows[{}]': expected positive dt_s, steps and energy_mJ", path, i));
+    t.push_back(dt / static_cast<double>(n));
+    e.push_back(mj / static_cast<double>(n));
+    ++i;
+  }
+  auto spread = [](const std::vector<double>& v) {
+    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+    return 100.0 * (*hi - *lo) /
+           (std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size()));
+  };
+  m.parts_time_spread_pct = spread(t);
+  m.parts_energy_spread_pct = spread(e);
+}
+
 }  // namespace
 
 MeasuredStep read_measured(const std::string& path, int iterations) {
@@ -117,6 +145,7 @@ MeasuredStep read_measured(const std::string& path, int iterations) {
     m.paired_host_factor = paired_host_factor(doc, path);
     read_board(doc, path, m);
     m.step_result_finite = read_step_result(doc, path);
+    read_parts(doc, path, m);
     simdjson::dom::element limit;
     if (doc["power_limit_mW"].get(limit) == simdjson::SUCCESS && !limit.is_null()) {
       double mw = 0;
@@ -259,6 +288,12 @@ void print_validation(std::ostream& out, const ValidationSpec& v, const Validati
         r.measured.board_uuid,
         r.measured.board_uuid.empty() || r.measured.board_serial.empty() ? "" : ", serial ",
         r.measured.board_serial);
+  if (r.measured.parts_time_spread_pct)
+    out << fmt::format(
+        "measurement spread: the measured window's halves differ by {:.2f}% in time and {:.2f}% "
+        "in energy per step (an error smaller than that is inside the measurement's own "
+        "repeatability)\n",
+        *r.measured.parts_time_spread_pct, *r.measured.parts_energy_spread_pct);
   if (v.policy != "native")
     out << fmt::format(
         "policy {}: predicted as `dvfsim run --policy {}` does per iteration; the measured run "

@@ -31,6 +31,11 @@ struct MeasuredStep {
   // random-like data (docs/validation.md, "Held-out workloads, third set");
   // nullopt when the file does not say.
   std::optional<bool> step_result_finite;
+  // How far the measured window's parts (capture.py's `sub_windows`: its two
+  // halves) differ per step, largest minus smallest over their mean, in %;
+  // nullopt when the file has fewer than two parts. An error smaller than
+  // this is inside the measurement's own spread.
+  std::optional<double> parts_time_spread_pct, parts_energy_spread_pct;
   // The board's power limit when it was measured (capture.py's
   // `power_limit_mW`, in W); 0 when the file does not say.
   double power_limit_w = 0;

@@ -296,6 +296,33 @@ TEST(EndToEnd, ValidateReplaysAtTheMeasuredPowerLimit) {
             std::string::npos);
 }
 
+TEST(EndToEnd, ValidateStatesTheSpreadOfTheMeasuredWindowsHalves) {
+  // capture.py's `sub_windows`: halves of 10 steps in 1.0 and 1.1 s with 100
+  // and 110 J: 0.10 and 0.11 s, 10 and 11 J per step, each 0.01 / 0.105 =
+  // 9.52 % apart.
+  const ShippedMeasurement m("parts");
+  m.write(R"("sub_windows": [{"dt_s": 1.0, "steps": 10, "energy_mJ": 100000}, )"
+          R"({"dt_s": 1.1, "steps": 10, "energy_mJ": 110000}])");
+  const auto r = m.validate();
+  EXPECT_NE(r.output.find("the measured window's halves differ by 9.52% in time and 9.52% in "
+                          "energy per step"),
+            std::string::npos)
+      << r.output;
+  const auto j = m.validate(" --json");
+  simdjson::dom::parser parser;
+  const simdjson::dom::element doc = parser.parse(j.output);
+  EXPECT_NEAR(double(doc["measured"]["parts_time_spread_pct"]), 100.0 * 0.01 / 0.105, 1e-9);
+  EXPECT_NEAR(double(doc["measured"]["parts_energy_spread_pct"]), 100.0 * 1.0 / 10.5, 1e-9);
+  m.write(R"("sub_windows": [{"dt_s": 1.0, "steps": 0, "energy_mJ": 100000}, {}])");
+  const auto bad = m.validate();
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("field 'sub_windows[0]': expected positive dt_s, steps and energy_mJ"),
+            std::string::npos)
+      << bad.output;
+  m.write("");
+  EXPECT_EQ(m.validate().output.find("measured window's halves"), std::string::npos);
+}
+
 TEST(EndToEnd, ValidatePredictsUnderTheConditionsTheRunRanUnder) {
   // A run measured with the core clock locked at 1410 MHz is predicted by
   // `static` at 1410: the same time and energy per iteration as `dvfsim run`
