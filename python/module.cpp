@@ -9,8 +9,10 @@
 #include <string>
 
 #include "apps/outputs.h"
+#include "apps/reports_json.h"
 #include "apps/runner.h"
 #include "apps/sweep.h"
+#include "apps/validate.h"
 #include "models/device_yaml.h"
 #include "policies/registry.h"
 #include "sim/error.h"
@@ -118,6 +120,23 @@ PyResult run(const PyWorkload& w, const std::string& device, const std::string& 
   return r;
 }
 
+// `dvfsim hw validate --json`: the comparison as the CLI's JSON text.
+std::string validate(const std::string& trace, const std::string& measured,
+                     const std::string& device, const std::string& policy,
+                     const std::string& host_overhead, int iterations,
+                     const std::map<std::string, std::string>& settings, double tolerance_pct) {
+  ValidationSpec v;
+  v.trace = trace;
+  v.measured = measured;
+  v.device = device;
+  v.policy = policy;
+  v.settings = settings;
+  v.host = parse_host_overhead(host_overhead);
+  v.iterations = iterations;
+  py::gil_scoped_release release;
+  return validation_json(v, validate_trace(v), tolerance_pct);
+}
+
 int sweep(const std::string& experiment, const std::string& out, unsigned jobs, bool progress) {
   SweepOptions o;
   o.out = out;
@@ -211,6 +230,9 @@ PYBIND11_MODULE(_dvfsim, m) {
         py::arg("seed"), py::arg("settings"));
   m.def("sweep", &sweep, py::arg("experiment"), py::arg("out"), py::arg("jobs"),
         py::arg("progress"));
+  m.def("validate", &validate, py::arg("trace"), py::arg("measured"), py::arg("device"),
+        py::arg("policy"), py::arg("host_overhead"), py::arg("iterations"), py::arg("settings"),
+        py::arg("tolerance_pct"));
   m.def("policies", &policies);
   m.def("devices", &devices);
 }

@@ -23,7 +23,7 @@ from . import _dvfsim
 __version__ = _dvfsim.version
 InputError = _dvfsim.InputError  # a ValueError: bad trace, device, policy or parameter
 
-__all__ = ["load_trace", "devices", "policies", "run", "sweep", "read_kernels", "join_names",
+__all__ = ["load_trace", "devices", "policies", "run", "sweep", "validate", "read_kernels", "join_names",
            "Workload", "Result", "InputError", "__version__"]
 
 
@@ -180,6 +180,21 @@ def run(workload, device="h200", policy="native", baseline="native", seed=1, **p
     settings = {k: _setting_text(v) for k, v in params.items()}
     return Result(_dvfsim.run(workload._native, str(device), str(policy),
                               "none" if baseline is None else str(baseline), int(seed), settings))
+
+
+def validate(trace, measured, device="h200", policy="native", host_overhead="auto", iterations=None,
+             tolerance=5.0, **params):
+    """Compares the prediction for a trace with a measurement of the same
+    steps, as `dvfsim hw validate --json` (docs/validation.md): a dict with
+    `measured`, `predicted` (with the host-overhead correction), `raw`,
+    `paired` and `host_band` where they apply, `pass` (energy within
+    `tolerance` %). trace, measured: paths (a capture.py *.measured.json, or
+    `hw measure`'s measurement.json with `iterations`); policy and params:
+    the conditions the measured run ran under, as `--policy` and `--set`."""
+    settings = {k: _setting_text(v) for k, v in params.items()}
+    return json.loads(_dvfsim.validate(os.fspath(trace), os.fspath(measured), str(device), str(policy),
+                                       str(host_overhead), 0 if iterations is None else int(iterations),
+                                       settings, float(tolerance)))
 
 
 def sweep(experiment, jobs=0, out=None, progress=False):

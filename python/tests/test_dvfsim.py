@@ -114,6 +114,21 @@ def test_workload_kernels_carry_the_l2_excess_of_a_layout_change():
     assert k["l2_excess_bytes"].tolist() == pytest.approx([0.74 * 30 * 512, 0.74 * 14 * 256])
 
 
+def test_validate_is_the_clis_json():
+    # The shipped step against its measurement (154.53 ms, 107.36 J per
+    # step), under a locked 1410 MHz core clock as the CLI would be told.
+    measured = "traces/data/gpt3xl_h200_train_b4_t2048.measured.json"
+    v = dvfsim.validate(TRACE, measured, policy="static", core_mhz=1410)
+    cli = subprocess.run([EXE, "hw", "validate", "--trace", TRACE, "--measured", measured, "--device", "h200",
+                          "--policy", "static", "--set", "core_mhz=1410", "--json"],
+                         capture_output=True, text=True, cwd=REPO)
+    assert v == json.loads(cli.stdout)
+    assert v["measured"]["energy_per_iteration_j"] == pytest.approx(107.36, abs=0.01)
+    assert v["policy"] == "static" and v["settings"] == {"core_mhz": "1410"}
+    with pytest.raises(ValueError, match="unknown policy 'statik'"):
+        dvfsim.validate(TRACE, measured, policy="statik")
+
+
 def test_devices_and_policies():
     d = dvfsim.devices()
     row = d.set_index("name").loc["rtx3080ti"]
