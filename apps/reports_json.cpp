@@ -116,6 +116,9 @@ std::string validation_json(const ValidationSpec& v, const ValidationReport& r,
   if (!r.measured.board_uuid.empty()) j.field("board_uuid", r.measured.board_uuid);
   if (!r.measured.board_serial.empty()) j.field("board_serial", r.measured.board_serial);
   if (r.measured.power_limit_w > 0) j.field("power_limit_w", r.measured.power_limit_w);
+  if (r.measured.clock_event_reasons_mask >= 0)
+    j.field("clock_event_reasons_mask", r.measured.clock_event_reasons_mask);
+  if (r.measured.mean_sm_mhz > 0) j.field("mean_sm_mhz", r.measured.mean_sm_mhz);
   if (r.measured.parts_time_spread_pct) {
     j.field("parts_time_spread_pct", *r.measured.parts_time_spread_pct);
     j.field("parts_energy_spread_pct", *r.measured.parts_energy_spread_pct);

@@ -146,6 +146,17 @@ MeasuredStep read_measured(const std::string& path, int iterations) {
     read_board(doc, path, m);
     m.step_result_finite = read_step_result(doc, path);
     read_parts(doc, path, m);
+    simdjson::dom::element reasons, sm;
+    if (doc["clock_event_reasons_mask"].get(reasons) == simdjson::SUCCESS && !reasons.is_null() &&
+        (reasons.get(m.clock_event_reasons_mask) != simdjson::SUCCESS ||
+         m.clock_event_reasons_mask < 0))
+      throw InputError(
+          fmt::format("{}: field 'clock_event_reasons_mask' is not a non-negative integer", path));
+    if (doc["mean_sm_mhz"].get(sm) == simdjson::SUCCESS && !sm.is_null() &&
+        (sm.get(m.mean_sm_mhz) != simdjson::SUCCESS || !(m.mean_sm_mhz > 0) ||
+         !std::isfinite(m.mean_sm_mhz)))
+      throw InputError(
+          fmt::format("{}: field 'mean_sm_mhz' is not a positive number of MHz", path));
     simdjson::dom::element limit;
     if (doc["power_limit_mW"].get(limit) == simdjson::SUCCESS && !limit.is_null()) {
       double mw = 0;
@@ -294,6 +305,17 @@ void print_validation(std::ostream& out, const ValidationSpec& v, const Validati
         "in energy per step (an error smaller than that is inside the measurement's own "
         "repeatability)\n",
         *r.measured.parts_time_spread_pct, *r.measured.parts_energy_spread_pct);
+  // NVML's AppClocks reason: held by application or locked clocks.
+  constexpr std::int64_t kAppClocks = 0x2;
+  if (v.policy == "native" && r.measured.clock_event_reasons_mask > 0 &&
+      (r.measured.clock_event_reasons_mask & kAppClocks) != 0)
+    out << fmt::format(
+        "the measured run's clocks were held by an application-clock or locked-clock setting "
+        "(NVML clock-event reason AppClocks{}): the native prediction assumes the GPU's default "
+        "clocks; for a locked core clock pass --policy static --set core_mhz=F\n",
+        r.measured.mean_sm_mhz > 0
+            ? fmt::format(", mean SM clock {:.0f} MHz", r.measured.mean_sm_mhz)
+            : std::string());
   if (v.policy != "native")
     out << fmt::format(
         "policy {}: predicted as `dvfsim run --policy {}` does per iteration; the measured run "

@@ -1,6 +1,7 @@
 #pragma once
 // `dvfsim hw validate`: the prediction for a trace under `native` against what
 // was measured on the real GPU.
+#include <cstdint>
 #include <iosfwd>
 #include <map>
 #include <optional>
@@ -36,6 +37,12 @@ struct MeasuredStep {
   // nullopt when the file has fewer than two parts. An error smaller than
   // this is inside the measurement's own spread.
   std::optional<double> parts_time_spread_pct, parts_energy_spread_pct;
+  // capture.py's `clock_event_reasons_mask` (NVML's clock-event reasons seen
+  // during the window; -1 when absent) and `mean_sm_mhz` (0 when absent).
+  // Bit 0x2, AppClocks: the clocks were held by an application-clock or
+  // locked-clock setting, which the native prediction does not know.
+  std::int64_t clock_event_reasons_mask = -1;
+  double mean_sm_mhz = 0;
   // The board's power limit when it was measured (capture.py's
   // `power_limit_mW`, in W); 0 when the file does not say.
   double power_limit_w = 0;
