@@ -108,8 +108,9 @@ struct ValidationSpec {
   // alone: a policy and its parameters, and engine settings (`--set`, as
   // `dvfsim run`; not host_overhead, which is `host`). A locked core clock
   // is `static` with core_mhz; a plan `hw apply` replayed is that plan's
-  // policy. The measurement's own power limit is applied unless
-  // power_limit_w is set here.
+  // policy, and is compared with the run's last iteration (the one its
+  // clock_plan.json holds); native with the mean of the iterations. The
+  // measurement's own power limit is applied unless power_limit_w is set here.
   std::string policy = "native";
   std::map<std::string, std::string> settings;
   HostOverhead host;
