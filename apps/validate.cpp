@@ -110,6 +110,32 @@ void read_parts(simdjson::dom::element doc, const std::string& path, MeasuredSte
   m.parts_energy_spread_pct = spread(e);
 }
 
+// What a capture script (capture.py, capture_gpt3.py) records of the run's
+// conditions beside its time and energy; each absent field is left unset.
+void read_capture_conditions(simdjson::dom::element doc, const std::string& path, MeasuredStep& m) {
+  m.paired_host_factor = paired_host_factor(doc, path);
+  read_board(doc, path, m);
+  m.step_result_finite = read_step_result(doc, path);
+  read_parts(doc, path, m);
+  simdjson::dom::element reasons, sm, limit;
+  if (doc["clock_event_reasons_mask"].get(reasons) == simdjson::SUCCESS && !reasons.is_null() &&
+      (reasons.get(m.clock_event_reasons_mask) != simdjson::SUCCESS ||
+       m.clock_event_reasons_mask < 0))
+    throw InputError(
+        fmt::format("{}: field 'clock_event_reasons_mask' is not a non-negative integer", path));
+  if (doc["mean_sm_mhz"].get(sm) == simdjson::SUCCESS && !sm.is_null() &&
+      (sm.get(m.mean_sm_mhz) != simdjson::SUCCESS || !(m.mean_sm_mhz > 0) ||
+       !std::isfinite(m.mean_sm_mhz)))
+    throw InputError(fmt::format("{}: field 'mean_sm_mhz' is not a positive number of MHz", path));
+  if (doc["power_limit_mW"].get(limit) == simdjson::SUCCESS && !limit.is_null()) {
+    double mw = 0;
+    if (limit.get(mw) != simdjson::SUCCESS || !(mw > 0) || !std::isfinite(mw))
+      throw InputError(
+          fmt::format("{}: field 'power_limit_mW' is not a positive number of milliwatts", path));
+    m.power_limit_w = mw * 1e-3;
+  }
+}
+
 }  // namespace
 
 MeasuredStep read_measured(const std::string& path, int iterations) {
@@ -121,8 +147,9 @@ MeasuredStep read_measured(const std::string& path, int iterations) {
   MeasuredStep m;
   double t = 0, e = 0;
   std::string_view format;
-  if (doc["format"].get(format) == simdjson::SUCCESS &&
-      format.substr(0, 22) == "dvfsim-hw-measurement/") {
+  const bool hw_measure = doc["format"].get(format) == simdjson::SUCCESS &&
+                          format.substr(0, 22) == "dvfsim-hw-measurement/";
+  if (hw_measure) {
     if (iterations <= 0)
       throw InputError(fmt::format(
           "{}: a `dvfsim hw measure` record covers the whole command; give --iterations N, "
@@ -142,29 +169,6 @@ MeasuredStep read_measured(const std::string& path, int iterations) {
     int64_t n = 0;
     if (doc["steps"].is_array() && doc["steps"].at(0)["steps"].get(n) == simdjson::SUCCESS)
       m.steps = static_cast<int>(n);
-    m.paired_host_factor = paired_host_factor(doc, path);
-    read_board(doc, path, m);
-    m.step_result_finite = read_step_result(doc, path);
-    read_parts(doc, path, m);
-    simdjson::dom::element reasons, sm;
-    if (doc["clock_event_reasons_mask"].get(reasons) == simdjson::SUCCESS && !reasons.is_null() &&
-        (reasons.get(m.clock_event_reasons_mask) != simdjson::SUCCESS ||
-         m.clock_event_reasons_mask < 0))
-      throw InputError(
-          fmt::format("{}: field 'clock_event_reasons_mask' is not a non-negative integer", path));
-    if (doc["mean_sm_mhz"].get(sm) == simdjson::SUCCESS && !sm.is_null() &&
-        (sm.get(m.mean_sm_mhz) != simdjson::SUCCESS || !(m.mean_sm_mhz > 0) ||
-         !std::isfinite(m.mean_sm_mhz)))
-      throw InputError(
-          fmt::format("{}: field 'mean_sm_mhz' is not a positive number of MHz", path));
-    simdjson::dom::element limit;
-    if (doc["power_limit_mW"].get(limit) == simdjson::SUCCESS && !limit.is_null()) {
-      double mw = 0;
-      if (limit.get(mw) != simdjson::SUCCESS || !(mw > 0) || !std::isfinite(mw))
-        throw InputError(
-            fmt::format("{}: field 'power_limit_mW' is not a positive number of milliwatts", path));
-      m.power_limit_w = mw * 1e-3;
-    }
   } else {
     simdjson::dom::element s0;
     if (doc["steps"].at(0).get(s0) != simdjson::SUCCESS)
@@ -188,6 +192,7 @@ MeasuredStep read_measured(const std::string& path, int iterations) {
     m.time_per_step_s = dt / static_cast<double>(n);
     m.energy_per_step_j = mj * 1e-3 / static_cast<double>(n);
   }
+  if (!hw_measure) read_capture_conditions(doc, path, m);
   if (m.time_per_step_s <= 0 || m.energy_per_step_j <= 0)
     throw InputError(fmt::format("{}: time and energy per step must be > 0", path));
   m.mean_power_w = m.energy_per_step_j / m.time_per_step_s;

@@ -196,6 +196,8 @@ class ShippedMeasurement {
     std::ofstream(path_) << R"({"time_per_step_s": 0.15453, "energy_per_step_j": 107.36)"
                          << (fields.empty() ? "" : ", ") << fields << "}";
   }
+  // The whole file, in another of the formats hw validate reads.
+  void write_whole(const std::string& json) const { std::ofstream(path_) << json; }
   ProcessResult validate(const std::string& options = "") const {
     return run_dvfsim(std::string("hw validate --trace ") + DVFSIM_SHIPPED_TRACE + " --measured " +
                       path_ + " --device h200" + options);
@@ -283,6 +285,10 @@ TEST(EndToEnd, ValidateReplaysAtTheMeasuredPowerLimit) {
                              "file's: 700 W)"),
             std::string::npos)
       << text.output;
+  // capture_gpt3.py's form (the window's totals in steps[0]) carries it too.
+  m.write_whole(R"({"steps": [{"dt_s": 1.5453, "steps": 10, "energy_mJ": 1073600}], )"
+                R"("power_limit_mW": 450000})");
+  EXPECT_NE(m.validate().output.find("measured at a 450 W limit"), std::string::npos);
   m.write(R"("power_limit_mW": 150000)");
   const auto low = m.validate(json);
   EXPECT_EQ(low.exit_code, 2) << low.output;
