@@ -53,6 +53,9 @@ def _train_step(model, opt, loss_fn, device, amp=True):
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
+        # capture.py checks it is finite (since 2026-12-05; the captures of
+        # this folder and the later ones that share this step predate it)
+        return loss.detach()
     return step
 
 
