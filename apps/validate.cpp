@@ -263,6 +263,16 @@ ValidationReport validate_trace(const ValidationSpec& v) {
     r.power_limit_applied_w = w;
   }
   const double limit = r.power_limit_applied_w;
+  // NVML's AppClocks reason with the SM clock below the device's default:
+  // held by an application-clock or locked-clock setting. (AppClocks alone
+  // is no sign: a GPU whose default application clock is below its boost
+  // clock reports it when left alone.)
+  constexpr std::int64_t kAppClocks = 0x2;
+  r.device_default_core_mhz = d.default_core_mhz;
+  if (v.policy == "native" && r.measured.clock_event_reasons_mask > 0 &&
+      (r.measured.clock_event_reasons_mask & kAppClocks) != 0 && r.measured.mean_sm_mhz > 0 &&
+      r.measured.mean_sm_mhz < 0.99 * d.default_core_mhz)
+    r.clocks_held_mhz = r.measured.mean_sm_mhz;
   const HostOverhead& host = v.host;
   const bool kineto = detect_trace_format(v.trace) == TraceFormat::kineto;
   r.corrected = host.enabled && kineto;
@@ -315,17 +325,13 @@ void print_validation(std::ostream& out, const ValidationSpec& v, const Validati
         "in energy per step (an error smaller than that is inside the measurement's own "
         "repeatability)\n",
         *r.measured.parts_time_spread_pct, *r.measured.parts_energy_spread_pct);
-  // NVML's AppClocks reason: held by application or locked clocks.
-  constexpr std::int64_t kAppClocks = 0x2;
-  if (v.policy == "native" && r.measured.clock_event_reasons_mask > 0 &&
-      (r.measured.clock_event_reasons_mask & kAppClocks) != 0)
+  if (r.clocks_held_mhz > 0)
     out << fmt::format(
-        "the measured run's clocks were held by an application-clock or locked-clock setting "
-        "(NVML clock-event reason AppClocks{}): the native prediction assumes the GPU's default "
-        "clocks; for a locked core clock pass --policy static --set core_mhz=F\n",
-        r.measured.mean_sm_mhz > 0
-            ? fmt::format(", mean SM clock {:.0f} MHz", r.measured.mean_sm_mhz)
-            : std::string());
+        "the measured run's clocks were held below the GPU's default {} MHz by an "
+        "application-clock or locked-clock setting (NVML clock-event reason AppClocks, mean SM "
+        "clock {:.0f} MHz): the native prediction assumes the default clocks; for a locked core "
+        "clock pass --policy static --set core_mhz=F\n",
+        r.device_default_core_mhz, r.clocks_held_mhz);
   if (v.policy != "native")
     out << fmt::format(
         "policy {}: the last iteration of `dvfsim run --policy {}` (the one its clock_plan.json "

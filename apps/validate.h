@@ -98,6 +98,11 @@ struct ValidationReport {
   // (every prediction above was replayed at it); 0 otherwise.
   double power_limit_applied_w = 0;
   double device_power_limit_w = 0;  // the device file's limit_w
+  // The measured run's mean SM clock when NVML said application or locked
+  // clocks held it below the device's default (a native validation is then
+  // of the wrong conditions); 0 otherwise.
+  double clocks_held_mhz = 0;
+  int device_default_core_mhz = 0;
 };
 
 // What `hw validate` compares: a trace replayed under a policy (native: the

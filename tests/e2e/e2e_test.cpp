@@ -303,22 +303,27 @@ TEST(EndToEnd, ValidateReplaysAtTheMeasuredPowerLimit) {
 }
 
 TEST(EndToEnd, ValidatePointsAtLockedClocksInTheMeasurement) {
-  // NVML's AppClocks reason (0x2) in capture.py's clock_event_reasons_mask:
-  // the clocks were held, which the native prediction does not know; the
-  // hint names the mean clock and the flags to pass. SwPowerCap (0x4) alone,
-  // or a policy given, is no such hint.
+  // NVML's AppClocks reason (0x2) in capture.py's clock_event_reasons_mask
+  // with the SM clock below h200's default 1980 MHz: the clocks were held,
+  // which the native prediction does not know; the hint names the mean clock
+  // and the flags to pass. AppClocks at the default clock (a GPU whose
+  // default application clock is its top one), SwPowerCap (0x4) alone, or a
+  // policy given, is no such hint.
   const ShippedMeasurement m("app-clocks");
-  const char* hint = "held by an application-clock or locked-clock setting";
+  const char* hint = "by an application-clock or locked-clock setting";
   m.write(R"("clock_event_reasons_mask": 2, "mean_sm_mhz": 1410)");
   const auto r = m.validate();
-  EXPECT_NE(r.output.find(std::string(hint) + " (NVML clock-event reason AppClocks, mean SM "
-                                              "clock 1410 MHz)"),
+  EXPECT_NE(r.output.find("held below the GPU's default 1980 MHz by an application-clock or "
+                          "locked-clock setting (NVML clock-event reason AppClocks, mean SM "
+                          "clock 1410 MHz)"),
             std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("--policy static --set core_mhz=F"), std::string::npos) << r.output;
   EXPECT_EQ(m.validate(" --policy static --set core_mhz=1410").output.find(hint),
             std::string::npos);
   m.write(R"("clock_event_reasons_mask": 4, "mean_sm_mhz": 1755.2)");
+  EXPECT_EQ(m.validate().output.find(hint), std::string::npos);
+  m.write(R"("clock_event_reasons_mask": 2, "mean_sm_mhz": 1980)");
   EXPECT_EQ(m.validate().output.find(hint), std::string::npos);
   m.write(R"("clock_event_reasons_mask": "AppClocks")");
   EXPECT_NE(m.validate().output.find("field 'clock_event_reasons_mask' is not a non-negative "
