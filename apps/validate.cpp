@@ -266,7 +266,7 @@ ValidationReport validate_trace(const ValidationSpec& v) {
   // NVML's AppClocks reason with the SM clock below the device's default:
   // held by an application-clock or locked-clock setting. (AppClocks alone
   // is no sign: a GPU whose default application clock is below its boost
-  // clock reports it when left alone.)
+  // clock can report it when left alone.)
   constexpr std::int64_t kAppClocks = 0x2;
   r.device_default_core_mhz = d.default_core_mhz;
   if (v.policy == "native" && r.measured.clock_event_reasons_mask > 0 &&
