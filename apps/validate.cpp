@@ -127,6 +127,13 @@ void read_capture_conditions(simdjson::dom::element doc, const std::string& path
       (sm.get(m.mean_sm_mhz) != simdjson::SUCCESS || !(m.mean_sm_mhz > 0) ||
        !std::isfinite(m.mean_sm_mhz)))
     throw InputError(fmt::format("{}: field 'mean_sm_mhz' is not a positive number of MHz", path));
+  for (const auto& [key, out] : {std::pair{"app_clock_sm", &m.app_clock_sm_mhz},
+                                 std::pair{"default_app_clock_sm", &m.default_app_clock_sm_mhz}}) {
+    simdjson::dom::element e;
+    if (doc[key].get(e) == simdjson::SUCCESS && !e.is_null() &&
+        (e.get(*out) != simdjson::SUCCESS || *out <= 0))
+      throw InputError(fmt::format("{}: field '{}' is not a positive integer of MHz", path, key));
+  }
   if (doc["power_limit_mW"].get(limit) == simdjson::SUCCESS && !limit.is_null()) {
     double mw = 0;
     if (limit.get(mw) != simdjson::SUCCESS || !(mw > 0) || !std::isfinite(mw))
@@ -267,12 +274,18 @@ ValidationReport validate_trace(const ValidationSpec& v) {
   // held by an application-clock or locked-clock setting. (AppClocks alone
   // is no sign: a GPU whose default application clock is below its boost
   // clock can report it when left alone.)
+  // Application clocks set below the board's default say so directly.
   constexpr std::int64_t kAppClocks = 0x2;
   r.device_default_core_mhz = d.default_core_mhz;
-  if (v.policy == "native" && r.measured.clock_event_reasons_mask > 0 &&
-      (r.measured.clock_event_reasons_mask & kAppClocks) != 0 && r.measured.mean_sm_mhz > 0 &&
-      r.measured.mean_sm_mhz < 0.99 * d.default_core_mhz)
-    r.clocks_held_mhz = r.measured.mean_sm_mhz;
+  const MeasuredStep& m = r.measured;
+  if (v.policy == "native") {
+    if (m.app_clock_sm_mhz > 0 && m.default_app_clock_sm_mhz > 0 &&
+        m.app_clock_sm_mhz < m.default_app_clock_sm_mhz)
+      r.app_clocks_set_mhz = static_cast<int>(m.app_clock_sm_mhz);
+    else if (m.clock_event_reasons_mask > 0 && (m.clock_event_reasons_mask & kAppClocks) != 0 &&
+             m.mean_sm_mhz > 0 && m.mean_sm_mhz < 0.99 * d.default_core_mhz)
+      r.clocks_held_mhz = m.mean_sm_mhz;
+  }
   const HostOverhead& host = v.host;
   const bool kineto = detect_trace_format(v.trace) == TraceFormat::kineto;
   r.corrected = host.enabled && kineto;
@@ -325,6 +338,12 @@ void print_validation(std::ostream& out, const ValidationSpec& v, const Validati
         "in energy per step (an error smaller than that is inside the measurement's own "
         "repeatability)\n",
         *r.measured.parts_time_spread_pct, *r.measured.parts_energy_spread_pct);
+  if (r.app_clocks_set_mhz > 0)
+    out << fmt::format(
+        "the measured run's application SM clock was set to {} MHz (the board's default: {} "
+        "MHz): the native prediction assumes the default clocks; pass --policy static --set "
+        "core_mhz={}\n",
+        r.app_clocks_set_mhz, r.measured.default_app_clock_sm_mhz, r.app_clocks_set_mhz);
   if (r.clocks_held_mhz > 0)
     out << fmt::format(
         "the measured run's clocks were held below the GPU's default {} MHz by an "

@@ -43,6 +43,10 @@ struct MeasuredStep {
   // locked-clock setting, which the native prediction does not know.
   std::int64_t clock_event_reasons_mask = -1;
   double mean_sm_mhz = 0;
+  // capture.py's `app_clock_sm` and `default_app_clock_sm` (NVML's
+  // application SM clock in force and the board's default); 0 when absent.
+  // Set below the default, the GPU ran at most at app_clock_sm.
+  std::int64_t app_clock_sm_mhz = 0, default_app_clock_sm_mhz = 0;
   // The board's power limit when it was measured (capture.py's
   // `power_limit_mW`, in W); 0 when the file does not say.
   double power_limit_w = 0;
@@ -102,6 +106,9 @@ struct ValidationReport {
   // clocks held it below the device's default (a native validation is then
   // of the wrong conditions); 0 otherwise.
   double clocks_held_mhz = 0;
+  // The application SM clock the measurement says was set below the board's
+  // default (native validations only); 0 otherwise.
+  int app_clocks_set_mhz = 0;
   int device_default_core_mhz = 0;
 };
 

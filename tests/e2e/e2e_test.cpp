@@ -325,6 +325,22 @@ TEST(EndToEnd, ValidatePointsAtLockedClocksInTheMeasurement) {
   EXPECT_EQ(m.validate().output.find(hint), std::string::npos);
   m.write(R"("clock_event_reasons_mask": 2, "mean_sm_mhz": 1980)");
   EXPECT_EQ(m.validate().output.find(hint), std::string::npos);
+  // Application clocks set below the board's default (capture.py records
+  // both): said directly, with the clock to pass.
+  m.write(R"("app_clock_sm": 1410, "default_app_clock_sm": 1980, "clock_event_reasons_mask": 2, )"
+          R"("mean_sm_mhz": 1409.6)");
+  const auto app = m.validate();
+  EXPECT_NE(app.output.find("application SM clock was set to 1410 MHz (the board's default: 1980 "
+                            "MHz): the native prediction assumes the default clocks; pass --policy "
+                            "static --set core_mhz=1410"),
+            std::string::npos)
+      << app.output;
+  EXPECT_EQ(app.output.find(hint), std::string::npos) << app.output;
+  m.write(R"("app_clock_sm": 1980, "default_app_clock_sm": 1980)");
+  EXPECT_EQ(m.validate().output.find("application SM clock was set"), std::string::npos);
+  m.write(R"("app_clock_sm": -5)");
+  EXPECT_NE(m.validate().output.find("field 'app_clock_sm' is not a positive integer of MHz"),
+            std::string::npos);
   m.write(R"("clock_event_reasons_mask": "AppClocks")");
   EXPECT_NE(m.validate().output.find("field 'clock_event_reasons_mask' is not a non-negative "
                                      "integer"),
