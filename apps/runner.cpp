@@ -150,12 +150,16 @@ std::optional<double> slowdown_after_first_pct(const RunResult& r, const RunResu
   return 100.0 * (a->first - b->first) / b->first;
 }
 
+bool power_limit_settable(const Device& d, double watts) {
+  return d.power_limit_max_w > 0 && watts >= d.power_limit_min_w && watts <= d.power_limit_max_w;
+}
+
 void check_power_limit(const Device& d, double watts, const std::string& what) {
   if (!(d.power_limit_max_w > 0))
     throw InputError(fmt::format(
         "{}={:g}: {} gives no power-limit range (power.limit_min_w and limit_max_w in {})", what,
         watts, d.name, d.source_path));
-  if (watts < d.power_limit_min_w || watts > d.power_limit_max_w)
+  if (!power_limit_settable(d, watts))
     throw InputError(fmt::format("{}={:g}: outside {}'s power-limit range {:g}..{:g} W", what,
                                  watts, d.name, d.power_limit_min_w, d.power_limit_max_w));
 }

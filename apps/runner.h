@@ -79,8 +79,10 @@ std::shared_ptr<const LoadedDevice> load_device_cached(const std::string& name_o
 class RunCache;  // below
 // `cache` (optional): work shared with other runs (RunCache).
 Simulation simulate(const RunSpec& spec, RunCache* cache = nullptr);
-// InputError naming `what` and the device's range unless `watts` is a power
-// limit the device accepts (power.limit_min_w..limit_max_w).
+// Whether `watts` is a power limit the device accepts: inside its
+// power.limit_min_w..limit_max_w (false when its file gives no range).
+bool power_limit_settable(const Device& d, double watts);
+// InputError naming `what` and the device's range unless power_limit_settable.
 void check_power_limit(const Device& d, double watts, const std::string& what);
 
 // One replay with prepared inputs (for benchmarks and tests).

@@ -110,6 +110,20 @@ void read_parts(simdjson::dom::element doc, const std::string& path, MeasuredSte
   m.parts_energy_spread_pct = spread(e);
 }
 
+// An optional top-level number: `out` is left alone when `key` is absent or
+// null; present, it must read as T and pass `valid`, else an InputError
+// saying the field is not `expected`.
+template <class T, class Valid>
+void read_optional(simdjson::dom::element doc, const std::string& path, const char* key, T& out,
+                   Valid valid, std::string_view expected) {
+  simdjson::dom::element e;
+  if (doc[key].get(e) != simdjson::SUCCESS || e.is_null()) return;
+  T v{};
+  if (e.get(v) != simdjson::SUCCESS || !valid(v))
+    throw InputError(fmt::format("{}: field '{}' is not {}", path, key, expected));
+  out = v;
+}
+
 // What a capture script (capture.py, capture_gpt3.py) records of the run's
 // conditions beside its time and energy; each absent field is left unset.
 void read_capture_conditions(simdjson::dom::element doc, const std::string& path, MeasuredStep& m) {
@@ -117,30 +131,21 @@ void read_capture_conditions(simdjson::dom::element doc, const std::string& path
   read_board(doc, path, m);
   m.step_result_finite = read_step_result(doc, path);
   read_parts(doc, path, m);
-  simdjson::dom::element reasons, sm, limit;
-  if (doc["clock_event_reasons_mask"].get(reasons) == simdjson::SUCCESS && !reasons.is_null() &&
-      (reasons.get(m.clock_event_reasons_mask) != simdjson::SUCCESS ||
-       m.clock_event_reasons_mask < 0))
-    throw InputError(
-        fmt::format("{}: field 'clock_event_reasons_mask' is not a non-negative integer", path));
-  if (doc["mean_sm_mhz"].get(sm) == simdjson::SUCCESS && !sm.is_null() &&
-      (sm.get(m.mean_sm_mhz) != simdjson::SUCCESS || !(m.mean_sm_mhz > 0) ||
-       !std::isfinite(m.mean_sm_mhz)))
-    throw InputError(fmt::format("{}: field 'mean_sm_mhz' is not a positive number of MHz", path));
-  for (const auto& [key, out] : {std::pair{"app_clock_sm", &m.app_clock_sm_mhz},
-                                 std::pair{"default_app_clock_sm", &m.default_app_clock_sm_mhz}}) {
-    simdjson::dom::element e;
-    if (doc[key].get(e) == simdjson::SUCCESS && !e.is_null() &&
-        (e.get(*out) != simdjson::SUCCESS || *out <= 0))
-      throw InputError(fmt::format("{}: field '{}' is not a positive integer of MHz", path, key));
-  }
-  if (doc["power_limit_mW"].get(limit) == simdjson::SUCCESS && !limit.is_null()) {
-    double mw = 0;
-    if (limit.get(mw) != simdjson::SUCCESS || !(mw > 0) || !std::isfinite(mw))
-      throw InputError(
-          fmt::format("{}: field 'power_limit_mW' is not a positive number of milliwatts", path));
-    m.power_limit_w = mw * 1e-3;
-  }
+  const auto non_negative = [](std::int64_t v) { return v >= 0; };
+  const auto positive = [](std::int64_t v) { return v > 0; };
+  const auto positive_finite = [](double v) { return v > 0 && std::isfinite(v); };
+  read_optional(doc, path, "clock_event_reasons_mask", m.clock_event_reasons_mask, non_negative,
+                "a non-negative integer");
+  read_optional(doc, path, "mean_sm_mhz", m.mean_sm_mhz, positive_finite,
+                "a positive number of MHz");
+  read_optional(doc, path, "app_clock_sm", m.app_clock_sm_mhz, positive,
+                "a positive integer of MHz");
+  read_optional(doc, path, "default_app_clock_sm", m.default_app_clock_sm_mhz, positive,
+                "a positive integer of MHz");
+  double mw = 0;
+  read_optional(doc, path, "power_limit_mW", mw, positive_finite,
+                "a positive number of milliwatts");
+  m.power_limit_w = mw * 1e-3;
 }
 
 }  // namespace
@@ -211,8 +216,7 @@ MeasuredStep read_measured(const std::string& path, int iterations) {
 
 namespace {
 
-Prediction predict(const ValidationSpec& v, const HostOverhead& host, const MeasuredStep& m,
-                   double power_limit_w) {
+Prediction predict(const ValidationSpec& v, const HostOverhead& host, const MeasuredStep& m) {
   RunSpec spec;
   spec.trace_path = v.trace;
   spec.device = v.device;
@@ -221,7 +225,6 @@ Prediction predict(const ValidationSpec& v, const HostOverhead& host, const Meas
   spec.baseline = "none";
   spec.record_timeline = false;
   spec.settings["host_overhead"] = host.spec();
-  if (power_limit_w > 0) spec.settings["power_limit_w"] = fmt::format("{}", power_limit_w);
   const Simulation sim = simulate(spec);
   const auto& it = sim.result.iteration_time_ns;
   const auto& ie = sim.result.iteration_energy_j;
@@ -259,7 +262,7 @@ ValidationReport validate_trace(const ValidationSpec& v) {
   if (const double w = r.measured.power_limit_w; w > 0 && std::abs(w - d.power_limit_w) >= 0.5 &&
                                                  !v.settings.count("power_limit_w") &&
                                                  !policy.choose_power_limit) {
-    if (!(d.power_limit_max_w > 0) || w < d.power_limit_min_w || w > d.power_limit_max_w)
+    if (!power_limit_settable(d, w))
       throw InputError(fmt::format(
           "{}: field 'power_limit_mW': the board was measured at a {:g} W power limit, which {} "
           "cannot be set to (its power-limit range: {}); is the measurement of another GPU?",
@@ -269,12 +272,15 @@ ValidationReport validate_trace(const ValidationSpec& v) {
               : std::string("none in its device file")));
     r.power_limit_applied_w = w;
   }
-  const double limit = r.power_limit_applied_w;
+  // Every replay below runs under `run`: the spec, at that limit.
+  ValidationSpec run = v;
+  if (r.power_limit_applied_w > 0)
+    run.settings["power_limit_w"] = fmt::format("{}", r.power_limit_applied_w);
+  // Application clocks set below the board's default say so directly; else
   // NVML's AppClocks reason with the SM clock below the device's default:
   // held by an application-clock or locked-clock setting. (AppClocks alone
   // is no sign: a GPU whose default application clock is below its boost
   // clock can report it when left alone.)
-  // Application clocks set below the board's default say so directly.
   constexpr std::int64_t kAppClocks = 0x2;
   r.device_default_core_mhz = d.default_core_mhz;
   const MeasuredStep& m = r.measured;
@@ -291,21 +297,21 @@ ValidationReport validate_trace(const ValidationSpec& v) {
   r.corrected = host.enabled && kineto;
   HostOverhead off;
   off.enabled = false;
-  r.raw = predict(v, off, r.measured, limit);
-  r.predicted = r.corrected ? predict(v, host, r.measured, limit) : r.raw;
+  r.raw = predict(run, off, r.measured);
+  r.predicted = r.corrected ? predict(run, host, r.measured) : r.raw;
   if (r.corrected) {
     ValidationReport::HostBand b;
     HostOverhead h;
     b.slow_factor = h.factor = kHostOverheadFactorLow;
-    b.slow = predict(v, h, r.measured, limit);
+    b.slow = predict(run, h, r.measured);
     b.fast_factor = h.factor = kHostOverheadFactorHigh;
-    b.fast = predict(v, h, r.measured, limit);
+    b.fast = predict(run, h, r.measured);
     r.host_band = b;
   }
   if (r.measured.paired_host_factor > 0 && kineto) {
     HostOverhead own;
     own.factor = std::max(1.0, r.measured.paired_host_factor);
-    r.paired = predict(v, own, r.measured, limit);
+    r.paired = predict(run, own, r.measured);
   }
   return r;
 }

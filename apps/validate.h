@@ -1,6 +1,7 @@
 #pragma once
-// `dvfsim hw validate`: the prediction for a trace under `native` against what
-// was measured on the real GPU.
+// `dvfsim hw validate`: the prediction for a trace (under `native`, or the
+// policy and settings the measured run ran under) against what was measured
+// on the real GPU.
 #include <cstdint>
 #include <iosfwd>
 #include <map>
