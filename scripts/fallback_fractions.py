@@ -92,7 +92,7 @@ def main():
                 if k["class"] == "gemm":
                     keys = [group(k["name"]), "gemm bytes"]
                 elif k["class"] in MEMORY:
-                    keys = ["memory classes"]
+                    keys = ["memory classes", "memory: " + k["class"]]
                 else:
                     continue
                 for key in keys:
@@ -103,13 +103,14 @@ def main():
         for key, (s, flops, nbytes) in acc.items():
             if s < 1e-4:  # under 0.1 ms: too little to weigh
                 continue
-            bytes_rule = key in ("memory classes", "gemm bytes", "gemm skinny")
+            bytes_rule = key in ("memory classes", "gemm bytes", "gemm skinny") or key.startswith("memory: ")
             per[key][tag] = nbytes / s / DRAM_PEAK if bytes_rule else flops / s / tensor_peak
     for key in sorted(per):
         v = per[key]
         med = statistics.median(v.values())
         loo = [statistics.median([x for u, x in v.items() if u != t]) for t in v] if len(v) > 1 else [med]
-        unit = "of DRAM peak" if key in ("memory classes", "gemm bytes", "gemm skinny") else "of tensor peak"
+        unit = ("of DRAM peak" if key in ("memory classes", "gemm bytes", "gemm skinny") or key.startswith("memory: ")
+                else "of tensor peak")
         print(f"{key:16s} median {med:.3f} {unit} over {len(v)} captures "
               f"(range {min(v.values()):.3f}-{max(v.values()):.3f}; leave-one-out {min(loo):.3f}-{max(loo):.3f})")
         for t, x in sorted(v.items()):

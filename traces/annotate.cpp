@@ -1032,7 +1032,10 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
       k.work.flops = s * pipe_peak * tensor_fraction * share;
       k.work.dram_bytes = s * peak * bandwidth_fraction * share;
     } else {
-      k.work.dram_bytes = s * peak * options.fallback_bandwidth_fraction * share;
+      const double fraction = k.cls == KernelClass::other
+                                  ? options.fallback_other_bandwidth_fraction
+                                  : options.fallback_bandwidth_fraction;
+      k.work.dram_bytes = s * peak * fraction * share;
       k.work.flops = skinny ? k.work.dram_bytes : 0.0;  // a GEMV: ~1 FLOP per weight byte
     }
     k.work.source = WorkSource::fallback;

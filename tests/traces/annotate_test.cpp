@@ -254,8 +254,10 @@ TEST(AnnotateWork, CustomOpsMoveTheirRecordedTensorsUpToTheBandwidth) {
   EXPECT_DOUBLE_EQ(w.kernels[1].work.dram_bytes, 1e7);
   EXPECT_EQ(w.kernels[1].work.source, WorkSource::fallback);
   // ATen operators without a formula keep the duration fallback (over the
-  // 10 us less the 1 us launch and drain).
-  EXPECT_DOUBLE_EQ(w.kernels[2].work.dram_bytes, 9e6 * opt.fallback_bandwidth_fraction);
+  // 10 us less the 1 us launch and drain), at the fraction of the class
+  // `other`: 0.085 x 9 MB.
+  EXPECT_DOUBLE_EQ(w.kernels[2].work.dram_bytes, 9e6 * opt.fallback_other_bandwidth_fraction);
+  EXPECT_NEAR(w.kernels[2].work.dram_bytes, 765e3, 1e-6);
   EXPECT_EQ(w.kernels[2].work.source, WorkSource::fallback);
 }
 

@@ -499,6 +499,29 @@ TEST(Rules, GemmFallbackIsAFractionOfItsOwnPipesPeak) {
   EXPECT_NEAR(w.kernels[2].work.flops, 0.7 * 10e-6 * 132 * 256 * 1.98e9, 1e3);
 }
 
+TEST(Rules, KernelsOfNoKnownFamilyTakeTheirOwnFallbackFraction) {
+  // 11 us kernels without operators (10 us after the launch): an elementwise
+  // one takes half of 4.8 TB/s, 24 MB; a radix sort and a scatter (class
+  // `other`: no family dvfsim knows) take the 0.085 of the DRAM peak that
+  // shaped kernels of that class reach, 0.085 x 10 us x 4.8 TB/s = 4.08 MB.
+  Trace t;
+  t.call("cudaLaunchKernel", 10, 1, 1).kernel("vectorized_elementwise_kernel", 20, 11, 1);
+  t.call("cudaLaunchKernel", 12, 1, 2)
+      .kernel("void at_cuda_detail::cub::detail::radix_sort::DeviceRadixSortOnesweepKernel", 40, 11,
+              2);
+  t.call("cudaLaunchKernel", 14, 1, 3)
+      .kernel("void at::native::(anonymous namespace)::sum_and_scatter<float, long>", 60, 11, 3);
+  const Workload w = t.read();
+  ASSERT_EQ(w.kernels.size(), 3u);
+  EXPECT_EQ(w.kernels[0].cls, KernelClass::elementwise);
+  EXPECT_NEAR(w.kernels[0].work.dram_bytes, 0.5 * 10e-6 * 4.8e12, 1.0);
+  for (std::size_t i : {1u, 2u}) {
+    EXPECT_EQ(w.kernels[i].cls, KernelClass::other);
+    EXPECT_EQ(w.kernels[i].work.source, WorkSource::fallback);
+    EXPECT_NEAR(w.kernels[i].work.dram_bytes, 4.08e6, 1.0);
+  }
+}
+
 TEST(Rules, OverlappingKernelsShareTheFallbacksRoofline) {
   // Two 11 us kernels on two streams, the second starting 5.5 us into the
   // first: each spends half its time beside the other, a mean concurrency of
