@@ -110,6 +110,22 @@ CAPTURES = [
      "CNN train (grouped, SE)", "launch"),
     ("held out 4: `efficientnet_b2_train_b96`", "validation/h200/heldout4/efficientnet_b2_train_b96",
      "CNN train (depthwise, SE)", "GPU"),
+    # validation/h200/heldout5/ (2026-12-05): operator families no capture had before,
+    # captured with every rule frozen.
+    ("held out 5: `swin_t_train_b64`", "validation/h200/heldout5/swin_t_train_b64", "ViT train (shifted windows)",
+     "launch"),
+    ("held out 5: `densenet121_train_b64`", "validation/h200/heldout5/densenet121_train_b64", "CNN train (dense cat)",
+     "launch"),
+    ("held out 5: `r3d18_train_b8`", "validation/h200/heldout5/r3d18_train_b8", "video CNN train (3-D conv)", "GPU"),
+    ("held out 5: `wav2vec2_train_b4`", "validation/h200/heldout5/wav2vec2_train_b4", "audio encoder train (1-D conv)",
+     "launch"),
+    ("held out 5: `dlrm_train_b2048`", "validation/h200/heldout5/dlrm_train_b2048", "recommender train (fp32)",
+     "launch"),
+    ("held out 5: `llama_generate_b1`", "validation/h200/heldout5/llama_generate_b1", "HF generate (decode)", "launch"),
+    ("held out 5: `wide_resnet50_infer_fp16_b128`", "validation/h200/heldout5/wide_resnet50_infer_fp16_b128",
+     "CNN inference (fp16)", "GPU"),
+    ("held out 5: `resnet18_nchw_train_b128` (second call)", "validation/h200/heldout5/resnet18_nchw_train_b128",
+     "CNN train (NCHW)", "GPU"),
 ]
 
 

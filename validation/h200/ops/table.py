@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The per-operator table of docs/validation.md, "Operators in isolation".
 
-For every operator capture of this folder (calls 1-2) and of repeat/ (call 3,
-another board), runs `dvfsim hw validate --json` twice: as the trace is, and
+For every operator capture of this folder (calls 1-2), of repeat/ (call 3,
+another board) and of call4/ (run4.sh, a third board), runs `dvfsim hw validate --json` twice: as the trace is, and
 with Nsight Compute's warp-instruction counts of one repetition
 (`op_<name>.ncu_subset.csv.gz`, repeated once per repetition of a step) as the
 instruction sidecar. Prints one Markdown row per operator: measured power,
@@ -102,7 +102,8 @@ def main():
     print("|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for op in OPS:
-            for label, folder in (("1", HERE), ("repeat", os.path.join(HERE, "repeat"))):
+            for label, folder in (("1", HERE), ("repeat", os.path.join(HERE, "repeat")),
+                                  ("4", os.path.join(HERE, "call4"))):
                 r = row(args.dvfsim, folder, op, tmp)
                 if r is None:
                     continue
