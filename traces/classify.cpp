@@ -49,6 +49,12 @@ std::optional<KernelClass> class_from_op(std::string_view op) {
     return KernelClass::communication;
   if (contains_any(o, {"layer_norm", "rms_norm", "group_norm", "batch_norm", "instance_norm"}))
     return KernelClass::norm;
+  // Scatters that accumulate (index_add_, scatter_add_, scatter_reduce_,
+  // index_reduce_): atomics into the rows an index picks, no family dvfsim
+  // models; their kernels name ATen's scatter functor ("ReduceAdd"), which
+  // the kernel-name rule below would take for a reduction.
+  if (is_one_of(o, {"index_add", "scatter_add", "scatter_reduce", "index_reduce"}))
+    return KernelClass::other;
   if (contains_any(o, {"softmax", "nll_loss", "cross_entropy"}) ||
       is_one_of(o, {"sum", "mean", "amax", "amin", "max", "min", "norm", "var", "std", "var_mean",
                     "std_mean", "prod", "all", "any", "argmax", "argmin", "cumsum", "logsumexp",

@@ -332,6 +332,15 @@ TEST(Rules, KernelClassesOfModernStacks) {
   EXPECT_EQ(cls("void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 512, true, 1>"),
             KernelClass::norm);
   EXPECT_EQ(cls("nchwToNhwcKernel", "aten::cudnn_convolution"), KernelClass::conv);
+  // A scatter's functor is named ReduceAdd; the scatter is no reduction.
+  const std::string_view index_add =
+      "void at::native::indexFuncLargeIndex<float, long, unsigned int, 2, 2, -2, true, "
+      "at::native::(anonymous namespace)::ReduceAdd>(...)";
+  EXPECT_EQ(cls(index_add, "aten::index_add_"), KernelClass::other);
+  EXPECT_EQ(cls(index_add), KernelClass::reduction);  // without its operator: the name decides
+  EXPECT_EQ(
+      cls("void at::native::_scatter_gather_elementwise_kernel<128, 8>", "aten::scatter_add_"),
+      KernelClass::other);
 }
 
 OpInput tensor(std::vector<std::int64_t> shape, std::string type = "float") {
