@@ -515,6 +515,8 @@ NOTEBOOKS["05-validation.ipynb"] = notebook([
                                        else " (held out 2)" if "/heldout2/" in r["trace"]
                                        else " (held out 3)" if "/heldout3/" in r["trace"]
                                        else " (held out 4)" if "/heldout4/" in r["trace"]
+                                       else " (held out 5)" if "/heldout5/" in r["trace"]
+                                       else " (held out 6)" if "/heldout6/" in r["trace"]
                                        else " (warm-up)" if "/capwarmup/" in r["trace"]
                                        else " (5 steps)" if "/firststep/" in r["trace"]
                                        else " (lease 12-04)" if "/timing/" in r["trace"] else "")
@@ -605,8 +607,15 @@ NOTEBOOKS["05-validation.ipynb"] = notebook([
     2026-12-04 after the SDPA class fix, three steps each
     (`validation/h200/heldout3/`), "held out 4" four depthwise and grouped
     networks captured after the depthwise instruction rule
-    (`validation/h200/heldout4/`), "warm-up" BERT-large inference captured
-    again with 0.35 s of profiler warm-up (`validation/h200/capwarmup/`). The
+    (`validation/h200/heldout4/`), "held out 5" eight workloads of operator
+    families no capture had (Swin-T, DenseNet, 3-D and 1-D convolutions,
+    embedding bags, HF generate, fp16 Wide ResNet, NCHW ResNet-18) captured
+    with every rule frozen (`validation/h200/heldout5/`), "held out 6"
+    three networks leaning on kernels of no known family (gathers and
+    scatters, upsampling, sampling's sorts) captured after their fallback
+    fraction was set (`validation/h200/heldout6/`), "warm-up" BERT-large
+    inference captured again with 0.35 s of profiler warm-up
+    (`validation/h200/capwarmup/`). The
     launch-bound captures (small-batch training, KV-cache decode, MoE, T5,
     MobileNetV3) are those the correction moves. The misses: launch-bound
     host time, where the profiler's stretch differs from the default 2.06

@@ -126,6 +126,13 @@ CAPTURES = [
      "CNN inference (fp16)", "GPU"),
     ("held out 5: `resnet18_nchw_train_b128` (second call)", "validation/h200/heldout5/resnet18_nchw_train_b128",
      "CNN train (NCHW)", "GPU"),
+    # validation/h200/heldout6/ (2026-12-05): networks leaning on kernels of no known family,
+    # captured after that class's fallback fraction was set.
+    ("held out 6: `gnn_sage_train_200k`", "validation/h200/heldout6/gnn_sage_train_200k", "GNN train (scatters, fp32)",
+     "GPU"),
+    ("held out 6: `deeplabv3_train_b8_256`", "validation/h200/heldout6/deeplabv3_train_b8_256",
+     "segmentation train (upsampling)", "launch"),
+    ("held out 6: `gpt2_sample_b8`", "validation/h200/heldout6/gpt2_sample_b8", "HF sampling generate", "launch"),
 ]
 
 
