@@ -125,6 +125,13 @@ KernelClass classify_kernel(ActivityKind kind, std::string_view op, std::string_
                        "h1688", "s16816", "h16816"}))
     return KernelClass::gemm;
   if (const auto c = class_from_op(op)) return *c;
+  // Normalisation kernels without their operator (a CUDA graph, a trace
+  // without operators): ATen's layer norm (vectorized_layer_norm_kernel,
+  // LayerNormForwardCUDAKernel, GammaBetaBackwardCUDAKernel, ...), group
+  // norm's RowwiseMoments, RMSNorm kernels.
+  if (contains_any(k, {"layer_norm", "layernorm", "gammabeta", "rms_norm", "rmsnorm", "group_norm",
+                       "groupnorm", "rowwisemoments", "instance_norm"}))
+    return KernelClass::norm;
   if (contains_any(k, {"reduce", "softmax", "max_pool", "avg_pool", "adaptive_avg_pool"}))
     return KernelClass::reduction;
   if (contains_any(k, {"elementwise", "vectorized", "gelu", "copy", "fill", "rotary_embedding"}))

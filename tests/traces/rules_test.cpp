@@ -332,6 +332,15 @@ TEST(Rules, KernelClassesOfModernStacks) {
   EXPECT_EQ(cls("void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 512, true, 1>"),
             KernelClass::norm);
   EXPECT_EQ(cls("nchwToNhwcKernel", "aten::cudnn_convolution"), KernelClass::conv);
+  // Normalisation kernels without their operator (CUDA graphs, foreign traces).
+  EXPECT_EQ(
+      cls("void at::native::(anonymous namespace)::GammaBetaBackwardCUDAKernel<float, float>"),
+      KernelClass::norm);
+  EXPECT_EQ(
+      cls("void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16>"),
+      KernelClass::norm);
+  EXPECT_EQ(cls("void at::native::(anonymous namespace)::RowwiseMomentsCUDAKernel<float>"),
+            KernelClass::norm);
   // A scatter's functor is named ReduceAdd; the scatter is no reduction.
   const std::string_view index_add =
       "void at::native::indexFuncLargeIndex<float, long, unsigned int, 2, 2, -2, true, "
