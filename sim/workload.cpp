@@ -183,6 +183,13 @@ double elementwise_instructions_per_byte(std::string_view kernel_name) {
       at != std::string::npos &&
       (at == 0 || (std::isalpha(static_cast<unsigned char>(k[at - 1])) == 0 && k[at - 1] != '_')))
     return has("bfloat16") || has("half") ? 0.386 : 0.193;
+  // index_select and embedding lookups (vectorized_gather_kernel: 16-byte
+  // loads and stores of whole rows): the step's, 1.933e6 instructions over
+  // its 3.355e7 annotated bytes, 0.0576; held out, the same 0.0576 in the
+  // Nsight Compute steps of BERT, the small encoder and the 32k prefill
+  // (validation/h200/classes/*.ncu_kernels.csv.gz), where the class mix gave
+  // 2.4x their count.
+  if (has("vectorized_gather_kernel")) return 0.0576;
   // torch.cat of aligned operands: the step's 24 kernels, 0.0473.
   if (has("catarraybatchedcopy_vectorized")) return 0.0473;
   // torch.cat otherwise (an operand misaligned or not contiguous): an offset
