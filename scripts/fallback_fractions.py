@@ -54,6 +54,12 @@ def tile(name):
     return None
 
 
+def of_dram_peak(key):
+    """Whether the quantity `key` is a fraction of the DRAM peak (bytes), not
+    of the tensor peak (FLOPs)."""
+    return key in ("memory classes", "gemm bytes", "gemm skinny") or key.startswith("memory: ")
+
+
 def group(name):
     t = tile(name)
     if "gemv" in name or "Gemv" in name or "splitKreduce" in name or (t and min(t) <= 16):
@@ -103,14 +109,12 @@ def main():
         for key, (s, flops, nbytes) in acc.items():
             if s < 1e-4:  # under 0.1 ms: too little to weigh
                 continue
-            bytes_rule = key in ("memory classes", "gemm bytes", "gemm skinny") or key.startswith("memory: ")
-            per[key][tag] = nbytes / s / DRAM_PEAK if bytes_rule else flops / s / tensor_peak
+            per[key][tag] = nbytes / s / DRAM_PEAK if of_dram_peak(key) else flops / s / tensor_peak
     for key in sorted(per):
         v = per[key]
         med = statistics.median(v.values())
         loo = [statistics.median([x for u, x in v.items() if u != t]) for t in v] if len(v) > 1 else [med]
-        unit = ("of DRAM peak" if key in ("memory classes", "gemm bytes", "gemm skinny") or key.startswith("memory: ")
-                else "of tensor peak")
+        unit = "of DRAM peak" if of_dram_peak(key) else "of tensor peak"
         print(f"{key:16s} median {med:.3f} {unit} over {len(v)} captures "
               f"(range {min(v.values()):.3f}-{max(v.values()):.3f}; leave-one-out {min(loo):.3f}-{max(loo):.3f})")
         for t, x in sorted(v.items()):
