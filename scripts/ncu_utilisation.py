@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""What Nsight Compute measured on kernels of chosen families, against the
+work annotation: the figures of docs/validation.md, "Kernels of no known
+family" and "Instruction estimates of elementwise kernels" (gathers).
+
+For each capture (a Kineto trace and an ncu subset of one step, as
+ncu_reduce.py writes it, and the `-k regex` the ncu run selected kernels
+with, if any), the trace's SM kernels of the iteration whose names pair best
+with the ncu rows, in launch order, are paired with them. Per kernel family
+(base name): ncu's duration, its DRAM traffic (reads plus what the SMs wrote
+into L2, else DRAM writes) and warp instructions as fractions of the H200's
+DRAM and issue peaks at 1980 MHz over the duration less 1 us, and the
+annotation's bytes and instructions over ncu's. Then, over the kernels of
+the class `other` of the held-out captures, the time-weighted medians of
+those two fractions, and ncu's instructions per annotated byte of the
+gather kernel (`vectorized_gather_kernel`) in the steps that have it.
+
+  python3 scripts/ncu_utilisation.py [--dvfsim build/apps/dvfsim]
+"""
+import argparse
+import csv
+import gzip
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "traces", "capture"))
+from ncu_compare import base_name, read_native  # noqa: E402
+
+ISSUE_PEAK = 4 * 132 * 1980e6  # warp instructions/s: models/devices/h200.yaml
+DRAM_PEAK = 4.8e12
+FIXED_NS = 1000  # the fallback's launch and drain (traces/annotate.h)
+H5, H2, C = "validation/h200/heldout5/", "validation/h200/heldout2/", "validation/h200/classes/"
+# (tag, trace stem, ncu subset, the regex its ncu run selected kernels with)
+OTHER = [
+    ("DLRM", H5 + "dlrm_train_b2048", H5 + "ncu_dlrm_train_b2048.subset.csv.gz", None),
+    ("Swin-T", H5 + "swin_t_train_b64", H5 + "ncu_swin_t_train_b64.subset.csv.gz",
+     "roll|RadixSort|indexing_backward|UniqueByKey|Scan"),
+    ("U-Net", H2 + "unet_train_b8_128", H5 + "ncu_unet_train_b8_128.subset.csv.gz", "upsample"),
+    ("wav2vec 2.0", H5 + "wav2vec2_train_b4", H5 + "ncu_wav2vec2_train_b4.subset.csv.gz", "weight_norm"),
+]
+FAMILIES = [
+    ("R3D-18", H5 + "r3d18_train_b8", H5 + "ncu_r3d18_train_b8.subset.csv.gz",
+     "batch_norm|ToNhwc|ToNchw|convolveNd|indexed"),
+    ("ResNet-18 NCHW", H5 + "resnet18_nchw_train_b128", H5 + "ncu_resnet18_nchw_train_b128.subset.csv.gz",
+     "batch_norm"),
+]
+GATHER = [
+    ("shipped GPT-3-XL (fit)", "traces/data/gpt3xl_h200_train_b4_t2048",
+     "traces/data/gpt3xl_h200_train_b4_t2048.ncu.csv.gz"),
+    ("BERT", C + "bert_base_train_b32_t512", C + "bert_base_train_b32_t512.ncu_kernels.csv.gz"),
+    ("small encoder", C + "encoder_small_train_b2", C + "encoder_small_train_b2.ncu_kernels.csv.gz"),
+    ("32k prefill", C + "llama1b_prefill_t32k", C + "llama1b_prefill_t32k.ncu_kernels.csv.gz"),
+]
+
+
+def paired(dvfsim, tmp, stem, ncu, regex):
+    """(kernel, ncu row) pairs of the iteration whose names agree best."""
+    native = os.path.join(tmp, os.path.basename(stem) + ".native")
+    subprocess.run([dvfsim, "trace", "convert", os.path.join(ROOT, stem + ".kineto.json.gz"), "--out",
+                    native, "--no-cache"], check=True, capture_output=True)
+    kernels = [k for k in read_native(native) if k["cls"] not in ("memset", "memcpy")]
+    with gzip.open(os.path.join(ROOT, ncu), "rt") as f:
+        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    rx = re.compile(regex) if regex else None
+    best = []
+    for it in sorted({k["iteration"] for k in kernels}):
+        sel = [k for k in kernels if k["iteration"] == it and (rx is None or rx.search(base_name(k["name"])))]
+        pairs = [(k, r) for k, r in zip(sel, rows) if base_name(k["name"]) == base_name(r["kernel"])]
+        if len(pairs) > len(best):
+            best = pairs
+    return best
+
+
+def measured(r):
+    """ncu's duration (ns), DRAM bytes and warp instructions of one row."""
+    if "dram_bytes" in r:
+        dram = float(r["dram_bytes"])
+    else:
+        dram = float(r["dram_read_bytes"]) + float(r.get("l2_write_bytes") or r["dram_write_bytes"])
+    return float(r["duration_ns"]), dram, float(r["instructions"])
+
+
+def fractions(d_ns, dram, inst):
+    s = max(d_ns - FIXED_NS, 1) * 1e-9
+    return dram / (s * DRAM_PEAK), inst / (s * ISSUE_PEAK)
+
+
+def weighted_median(points):  # (weight, value)
+    points = sorted(points, key=lambda p: p[1])
+    half, acc = sum(w for w, _ in points) / 2, 0.0
+    for w, v in points:
+        acc += w
+        if acc >= half:
+            return v
+    return float("nan")
+
+
+def families(title, pairs, only_class=None):
+    agg = defaultdict(lambda: [0, 0.0, 0.0, 0.0, 0.0, 0.0, ""])
+    for k, r in pairs:
+        if only_class and k["cls"] != only_class:
+            continue
+        d, dram, inst = measured(r)
+        a = agg[base_name(k["name"])]
+        a[0] += 1; a[1] += d; a[2] += dram; a[3] += inst; a[4] += k["dram"]; a[5] += k["instructions"]
+        a[6] = f"{k['cls']}/{k['source']}"
+    print(f"{title}: {len(pairs)} kernels paired")
+    print(f"  {'family':44s} {'n':>4s} {'ncu us':>9s} {'DRAM':>6s} {'issue':>6s}  bytes, instr. annotated/ncu")
+    for name, a in sorted(agg.items(), key=lambda x: -x[1][1])[:12]:
+        dram_f, issue_f = fractions(a[1] - FIXED_NS * (a[0] - 1), a[2], a[3])
+        print(f"  {name[:44]:44s} {a[0]:4d} {a[1] / 1e3:9.1f} {dram_f:6.3f} {issue_f:6.3f}  "
+              f"{a[4] / max(a[2], 1):5.2f}, {a[5] / max(a[3], 1):5.2f}  {a[6]}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dvfsim", default=os.path.join(ROOT, "build", "apps", "dvfsim"))
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="dvfsim_ncu_") as tmp:
+        pooled = []
+        for tag, stem, ncu, regex in OTHER:
+            pairs = paired(args.dvfsim, tmp, stem, ncu, regex)
+            families(f"{tag} (class other)", pairs, "other")
+            for k, r in pairs:
+                if k["cls"] == "other":
+                    d, dram, inst = measured(r)
+                    pooled.append((tag, d, *fractions(d, dram, inst)))
+        print(f"\nheld out, class other: {len(pooled)} kernels, {sum(p[1] for p in pooled) / 1e6:.2f} ms; "
+              f"time-weighted median {weighted_median([(p[1], p[2]) for p in pooled]):.3f} of the DRAM peak, "
+              f"{weighted_median([(p[1], p[3]) for p in pooled]):.3f} of the issue peak")
+        for tag, *_ in OTHER:
+            q = [p for p in pooled if p[0] == tag]
+            print(f"  {tag:12s} {len(q):4d} kernels  DRAM {weighted_median([(p[1], p[2]) for p in q]):.3f}  "
+                  f"issue {weighted_median([(p[1], p[3]) for p in q]):.3f}")
+        print()
+        for tag, stem, ncu, regex in FAMILIES:
+            families(tag, paired(args.dvfsim, tmp, stem, ncu, regex))
+        print("\nvectorized_gather_kernel: ncu's instructions per annotated byte")
+        for tag, stem, ncu in GATHER:
+            pairs = [(k, r) for k, r in paired(args.dvfsim, tmp, stem, ncu, None)
+                     if base_name(k["name"]) == "vectorized_gather_kernel"]
+            inst = sum(measured(r)[2] for _, r in pairs)
+            nbytes = sum(k["dram"] for k, _ in pairs)
+            print(f"  {tag:24s} {len(pairs)} kernels  {inst:.4g} / {nbytes:.4g} = {inst / nbytes:.4f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
