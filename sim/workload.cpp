@@ -184,7 +184,7 @@ double elementwise_instructions_per_byte(std::string_view kernel_name) {
       (at == 0 || (std::isalpha(static_cast<unsigned char>(k[at - 1])) == 0 && k[at - 1] != '_')))
     return has("bfloat16") || has("half") ? 0.386 : 0.193;
   // index_select and embedding lookups (vectorized_gather_kernel: 16-byte
-  // loads and stores of whole rows): the step's, 1.933e6 instructions over
+  // loads and stores of whole rows): the step's one paired kernel, 1.933e6 instructions over
   // its 3.355e7 annotated bytes, 0.0576; held out, the same 0.0576 in the
   // Nsight Compute steps of BERT, the small encoder and the 32k prefill
   // (validation/h200/classes/*.ncu_kernels.csv.gz), where the class mix gave
