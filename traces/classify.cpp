@@ -93,6 +93,8 @@ KernelClass classify_kernel(ActivityKind kind, std::string_view op, std::string_
                        "multimem_all_reduce", "one_shot_all_reduce", "two_shot_all_reduce",
                        "custom_all_reduce", "allreduce_kernel", "all_reduce_kernel"}))
     return KernelClass::communication;
+  // cuDNN's layout transforms run under their convolution but copy.
+  if (is_layout_transform_kernel(kernel_name)) return KernelClass::elementwise;
   // Triton / Inductor kernels name their template: pointwise, reduction,
   // persistent reduction, GEMM template.
   if (k.rfind("triton_poi_", 0) == 0) return KernelClass::elementwise;

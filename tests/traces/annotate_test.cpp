@@ -291,6 +291,79 @@ TEST(AnnotateWork, BatchNormKernelsSplitTheirOperatorByTheirOwnPasses) {
   for (const Kernel& k : w.kernels) EXPECT_EQ(k.work.source, WorkSource::shapes);
 }
 
+// cuDNN's transforms: grid (ceil(S / 32), ceil(C / 32), N), 256 threads, 4
+// elements a thread in a full tile, 3.76 warp instructions a thread.
+TEST(LayoutTransform, WorkFromTheLaunchAndTheOperatorsTensors) {
+  const std::string bf16 =
+      "void cudnn::engines_precompiled::nchwToNhwcKernel<__nv_bfloat16, __nv_bfloat16, float, "
+      "false, true, (cudnnKernelDataType_t)0>(cudnn::engines_precompiled::nchw2nhwc_params_t<"
+      "float>, const T1 *, T2 *)";
+  LaunchConfig l;
+  l.grid[0] = 98, l.grid[1] = 2, l.grid[2] = 128, l.block[0] = 256;  // 128 x 64 x 56 x 56
+  const double threads = 98.0 * 2 * 128 * 256;                       // 6,422,528
+  // No operator: full tiles, 4 elements of 2 + 2 bytes a thread.
+  auto w = layout_transform_work(bf16, l, {});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_DOUBLE_EQ(w->dram_bytes, threads * 16);  // 102,760,448
+  EXPECT_DOUBLE_EQ(w->instructions, threads * 3.76);
+  // The operator's activation has that N, C and S: its elements, the same here.
+  const std::vector<OpInput> act = {tensor({128, 64, 56, 56}), tensor({64, 64, 3, 3})};
+  EXPECT_DOUBLE_EQ(layout_transform_work(bf16, l, act)->dram_bytes, 128.0 * 64 * 3136 * 4);
+  // ResNet's three-channel input: 1,568 spatial tiles of one channel tile,
+  // 3 of its 32 rows used; the instructions follow the threads all the same.
+  l.grid[0] = 1568, l.grid[1] = 1;
+  const std::vector<OpInput> stem = {tensor({128, 3, 224, 224}), tensor({64, 3, 7, 7})};
+  w = layout_transform_work(bf16, l, stem);
+  EXPECT_DOUBLE_EQ(w->dram_bytes, 128.0 * 3 * 224 * 224 * 4);  // 77,070,336, a tenth of the tiles'
+  EXPECT_DOUBLE_EQ(w->instructions, 1568.0 * 128 * 256 * 3.76);
+  // A channel count of the grid's channel tiles but no tensor of its N and S
+  // (the output, not recorded): tiles filled to C / 32.
+  l.grid[2] = 64;
+  EXPECT_DOUBLE_EQ(layout_transform_work(bf16, l, stem)->dram_bytes,
+                   1568.0 * 64 * 256 * 4 * (3.0 / 32) * 4);
+  // float in and out: 8 bytes an element; unknown types and other kernels: none.
+  const std::string f32 =
+      "void cudnn::ops::nhwcToNchwKernel<float, float, float, true, false, "
+      "(cudnnKernelDataType_t)0>(cudnn::ops::nhwc2nchw_params_t<float>)";
+  LaunchConfig one;
+  one.block[0] = 256;
+  EXPECT_DOUBLE_EQ(layout_transform_work(f32, one, {})->dram_bytes, 256.0 * 4 * 8);
+  EXPECT_FALSE(layout_transform_work("nchwToNhwcKernel<my_type, float>", one, {}).has_value());
+  EXPECT_FALSE(layout_transform_work("vectorized_elementwise_kernel<4, float>", one, {}));
+}
+
+// The transforms take no share of their convolution's work: its FLOPs and
+// bytes go to the convolution kernel whatever the transforms' durations.
+TEST(AnnotateWork, LayoutTransformsLeaveTheirConvolutionsWorkToItsKernels) {
+  Workload w;
+  const std::string names[] = {
+      "void cudnn::engines_precompiled::nchwToNhwcKernel<__nv_bfloat16, __nv_bfloat16, float, "
+      "false, true, (cudnnKernelDataType_t)0>",
+      "sm90_xmma_fprop_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc"};
+  for (const std::string& n : names) {
+    Kernel k;
+    k.cls = n.find("xmma") != std::string::npos ? KernelClass::conv : KernelClass::elementwise;
+    k.work.duration_ns = 1'000'000;  // equal: a duration split would halve the FLOPs
+    k.launch.grid[0] = 1, k.launch.grid[1] = 1, k.launch.grid[2] = 2, k.launch.block[0] = 256;
+    k.name_id = w.intern(n);
+    w.kernels.push_back(k);
+  }
+  // conv2d(x [2, 8, 4, 4], w [8, 8, 1, 1], bias, stride 1, padding 0, dilation 1, groups 1)
+  const std::vector<OpCall> ops = {
+      {"aten::conv2d",
+       {tensor({2, 8, 4, 4}), tensor({8, 8, 1, 1}), OpInput{}, scalar("[1, 1]"), scalar("[0, 0]"),
+        scalar("[1, 1]"), scalar("1")}}};
+  const std::vector<ActivityFacts> facts = {{0, -1, false}, {0, -1, false}};
+  annotate_work(w, ops, facts, AnnotateOptions{{1e12, 1e15, 1e14}});
+  const double flops = 2.0 * 2 * 8 * 16 * 8;  // 4,096
+  EXPECT_DOUBLE_EQ(w.kernels[0].work.flops, 0.0);
+  EXPECT_DOUBLE_EQ(w.kernels[0].work.dram_bytes, 2.0 * 8 * 16 * 4);  // x: 256 elements, 2 + 2 B
+  EXPECT_EQ(w.kernels[0].work.instructions_source, InstructionSource::shapes);
+  EXPECT_DOUBLE_EQ(w.kernels[0].work.instructions, 2.0 * 256 * 3.76);
+  EXPECT_DOUBLE_EQ(w.kernels[1].work.flops, flops);
+  EXPECT_DOUBLE_EQ(w.kernels[1].work.dram_bytes, 512.0 + 128 + 512);  // x, w, y in bf16
+}
+
 }  // namespace
 }  // namespace dvfsim
 

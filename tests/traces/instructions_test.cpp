@@ -412,6 +412,16 @@ TEST(MathPipe, InstructionEstimates) {
   // instructions per FFMA (the loads and address work of a tiled SIMT GEMM).
   EXPECT_DOUBLE_EQ(estimated_instructions(KernelClass::gemm, 6.4e9, 0.0, MathPipe::simt), 1.131e8);
   EXPECT_DOUBLE_EQ(estimated_instructions(KernelClass::conv, 6.4e9, 0.0, MathPipe::simt), 1.131e8);
+  // cuDNN's SIMT implicit convolutions gather their operands per element:
+  // 0.0590 warp instructions per FLOP, 3.3x the tiled GEMM's 1.131 / 64.
+  const std::string_view implicit =
+      "void implicit_convolveNd_sgemm<__nv_bfloat16, 3, 1024, 5, 5, 3, 3, 3, 1, false, false, "
+      "true>";
+  EXPECT_EQ(math_pipe(KernelClass::conv, implicit), MathPipe::simt);
+  EXPECT_DOUBLE_EQ(estimated_instructions(KernelClass::conv, 1e9, 0.0, MathPipe::simt, implicit),
+                   5.90e7);
+  EXPECT_DOUBLE_EQ(estimated_instructions(KernelClass::gemm, 6.4e9, 0.0, MathPipe::simt, implicit),
+                   1.131e8);  // the rate is the convolutions'
   // TF32 MMAs do half a 16-bit MMA's FLOPs: twice the instructions.
   EXPECT_DOUBLE_EQ(estimated_instructions(KernelClass::gemm, 1e9, 0.0, MathPipe::tensor_tf32),
                    2.60e5);

@@ -331,7 +331,16 @@ TEST(Rules, KernelClassesOfModernStacks) {
   EXPECT_EQ(cls("bmm_Bfloat16_MxE2m1MxE4m3_Fp32_t128x16x256u2"), KernelClass::gemm);
   EXPECT_EQ(cls("void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 512, true, 1>"),
             KernelClass::norm);
-  EXPECT_EQ(cls("nchwToNhwcKernel", "aten::cudnn_convolution"), KernelClass::conv);
+  // cuDNN's layout transforms run under their convolution but only copy.
+  EXPECT_EQ(cls("void cudnn::engines_precompiled::nchwToNhwcKernel<__nv_bfloat16, __nv_bfloat16, "
+                "float, false, true, (cudnnKernelDataType_t)0>",
+                "aten::cudnn_convolution"),
+            KernelClass::elementwise);
+  EXPECT_EQ(cls("void cudnn::ops::nhwcToNchwKernel<float, float, float, true, false, "
+                "(cudnnKernelDataType_t)0>",
+                "aten::convolution_backward"),
+            KernelClass::elementwise);
+  EXPECT_EQ(cls("implicit_convolveNd_sgemm", "aten::cudnn_convolution"), KernelClass::conv);
   // Normalisation kernels without their operator (CUDA graphs, foreign traces).
   EXPECT_EQ(
       cls("void at::native::(anonymous namespace)::GammaBetaBackwardCUDAKernel<float, float>"),
