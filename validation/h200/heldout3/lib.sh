@@ -26,3 +26,27 @@ pack() {
   tar -C "$w" -czf "$out/$1.tar.gz" .
   ls -la "$w" "$out"
 }
+
+# ncu_run LIMIT REGEX TAG=WORKLOAD: Nsight Compute (--clock-control none, one
+# step after three warm-up steps, L2 flushed per kernel) on the kernels of one
+# step whose names match REGEX ('' for every kernel), through
+# traces/capture/run_h200_ncu.sh, which applies one filter to all the
+# workloads of a call: hence one call per workload. Raw CSVs go to $w/ncu_raw.
+ncu_run() {
+  local lim=$1 re=$2
+  shift 2
+  mkdir -p "$w/ncu_raw"
+  OUT="$w/ncu_raw" BUDGET=$((lim + 5)) LIMIT="$lim" NCU_EXTRA="${re:+-k regex:$re}" \
+    bash "$root/traces/capture/run_h200_ncu.sh" "$@"
+}
+
+# ncu_reduce: every raw CSV of ncu_run reduced (ncu_reduce.py) to
+# $w/ncu_<tag>.subset.csv.gz, the raw ones and their log moved out of $w.
+ncu_reduce() {
+  local f
+  for f in "$w"/ncu_raw/ncu_*.csv; do
+    [ -f "$f" ] && python3 "$root/traces/capture/ncu_reduce.py" "$f" "$w/$(basename "${f%.csv}").subset.csv.gz"
+  done
+  [ -f "$w/ncu_raw/run.log" ] && cp "$w/ncu_raw/run.log" "$out/ncu.log"
+  rm -rf "$w/ncu_raw"
+}

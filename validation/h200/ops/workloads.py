@@ -34,6 +34,19 @@ L2 rule of layout-changing copies (docs/design.md) off its fit, and the
 | transpose | ``x.transpose(1, 2).contiguous()`` of 64 x 1024 x 1024 bf16 (a matrix transpose, no channels) |
 | to_nhwc_c8 | NCHW to channels-last with 8 channels, 256 x 8 x 112 x 112 (a 16-byte inner run on the written side) |
 | dwconv7_s3 | depthwise 7x7, 384 channels at 14x14, batch 64 (ConvNeXt-T's third stage) |
+
+Prepared 2026-12-05 for the call of ``call5/run5.sh``, after cuDNN's layout
+transforms and SIMT implicit convolutions had rules (fitted on R3D-18 alone):
+the NCHW operators ResNet-18 in NCHW spends its step on, one by one, to
+split its miss between them. ResNet-18's layer-1 shapes at batch 128, bf16,
+NCHW-contiguous.
+
+| name | what one repetition runs |
+| --- | --- |
+| conv_nchw | 3x3 convolution 64 -> 64 at 56x56, batch 128, NCHW, forward and backward (cuDNN transforms both ways around its kernels) |
+| conv_stem_nchw | ResNet's 7x7 / 2 stem, 3 -> 64 channels at 224x224, batch 128, NCHW, forward and backward (the three-channel transform) |
+| bn_nchw | batch norm in training mode on 128 x 64 x 56 x 56, NCHW, forward and backward (ATen's NCHW kernels) |
+| conv3d | 3x3x3 convolution 64 -> 64 on 8 x 64 x 8 x 28 x 28, NCDHW, forward and backward (R3D-18's layer-2 kernels) |
 """
 try:  # table.py reads OPS on machines without PyTorch
     import torch
@@ -43,7 +56,8 @@ except ImportError:  # pragma: no cover
 
 OPS = ("copy", "to_nhwc", "to_nchw", "shuffle", "cat", "cat_aligned", "maxpool", "dwconv", "dwconv5", "dwconv7",
        "conv1x1", "bn", "vggconv", "vggconv_relu", "add",
-       "add_mixed", "to_nhwc_fp32", "to_nchw_fp32", "transpose", "to_nhwc_c8", "dwconv7_s3")
+       "add_mixed", "to_nhwc_fp32", "to_nchw_fp32", "transpose", "to_nhwc_c8", "dwconv7_s3",
+       "conv_nchw", "conv_stem_nchw", "bn_nchw", "conv3d")
 
 
 def _opts(given, defaults):
@@ -62,20 +76,21 @@ def _rand(shape, device, cl=False, grad=False, dtype=None):
     return x.requires_grad_(grad)
 
 
-def _conv(device, n, c, k, hw, ksize, groups, relu):
-    w = _rand((k, c // groups, ksize, ksize), device, cl=True, grad=True)
-    x = _rand((n, c, hw, hw), device, cl=True)
+def _conv(device, n, c, k, hw, ksize, groups, relu, cl=True, stride=1, frames=0):
+    conv = F.conv3d if frames else F.conv2d
+    w = _rand((k, c // groups) + (ksize,) * (3 if frames else 2), device, cl=cl and not frames, grad=True)
+    x = _rand((n, c) + ((frames,) if frames else ()) + (hw, hw), device, cl=cl and not frames)
     if relu:
         x = torch.relu(x)
     x.requires_grad_(True)
     pad = ksize // 2
-    y0 = F.conv2d(x, w, padding=pad, groups=groups)
+    y0 = conv(x, w, padding=pad, groups=groups, stride=stride)
     g = torch.randn_like(y0)
     if relu:  # the gradient a ReLU after this convolution would pass back: zero where it cut
         g = g * (torch.randn_like(y0) > 0)
 
     def rep():
-        y = F.conv2d(x, w, padding=pad, groups=groups)
+        y = conv(x, w, padding=pad, groups=groups, stride=stride)
         y.backward(g)
         x.grad = None
         w.grad = None
@@ -141,6 +156,24 @@ def op(device, **kw):
         rep = _conv(device, 256, 116, 116, 28, 1, 1, relu=False)
     elif name in ("vggconv", "vggconv_relu"):
         rep = _conv(device, 64, 256, 256, 56, 3, 1, relu=name.endswith("relu"))
+    elif name == "conv_nchw":
+        rep = _conv(device, 128, 64, 64, 56, 3, 1, relu=False, cl=False)
+    elif name == "conv_stem_nchw":
+        rep = _conv(device, 128, 3, 64, 224, 7, 1, relu=False, cl=False, stride=2)
+    elif name == "conv3d":
+        rep = _conv(device, 8, 64, 64, 28, 3, 1, relu=False, cl=False, frames=8)
+    elif name == "bn_nchw":
+        bn = torch.nn.BatchNorm2d(64).to(device)
+        x = _rand((128, 64, 56, 56), device, grad=True)
+        g = torch.randn_like(x)
+
+        def rep():
+            with torch.autocast(device.type, dtype=torch.bfloat16):
+                y = bn(x)
+            y.backward(g)
+            x.grad = None
+            bn.weight.grad = None
+            bn.bias.grad = None
     elif name == "bn":
         bn = torch.nn.BatchNorm2d(116).to(device).to(memory_format=torch.channels_last)
         x = _rand(sn, device, cl=True, grad=True)
