@@ -233,15 +233,19 @@ double estimated_instructions(KernelClass cls, double flops, double dram_bytes, 
   // (models/calibration/h200/ncu/occupancy.csv.gz); docs/design.md "Math pipes".
   if (pipe == MathPipe::simt &&
       (cls == KernelClass::gemm || cls == KernelClass::conv || cls == KernelClass::attention)) {
-    // cuDNN's SIMT implicit convolutions (implicit_convolve_sgemm,
-    // implicit_convolveNd_sgemm: the few-channel first layers cuDNN keeps off
-    // the tensor cores) gather their im2col operands per element: Nsight
-    // Compute counts 1.337e9 warp instructions for the 2.266e10 FLOPs of
-    // R3D-18's first 3-D convolution (validation/h200/heldout5/
+    // cuDNN's SIMT convolutions ({implicit,precomputed,explicit}_convolve_sgemm,
+    // implicit_convolveNd_sgemm: the few-channel layers cuDNN keeps off the
+    // tensor cores) gather their im2col operands per element: Nsight Compute
+    // counts 1.337e9 warp instructions for the 2.266e10 FLOPs of R3D-18's
+    // first 3-D convolution (validation/h200/heldout5/
     // ncu_r3d18_train_b8.subset.csv.gz), 0.0590 per FLOP, 3.3x a tiled
-    // GEMM's. Held out: docs/validation.md, "cuDNN's layout transforms and
-    // SIMT convolutions".
-    if (cls == KernelClass::conv && LowerName(kernel_name).has("implicit_convolve"))
+    // GEMM's. Held out (docs/validation.md, "cuDNN's layout transforms and
+    // SIMT convolutions"): 0.0571-0.0602 on MC3-18, the 2-D U-Net and
+    // wav2vec 2.0's implicit kernels, 0.175 on a 3-D U-Net's one-channel
+    // first layer; wav2vec 2.0's precomputed_convolve_sgemm (0.0758) was
+    // added to the names after it was measured.
+    if (const LowerName name(kernel_name);
+        cls == KernelClass::conv && name.has("convolve") && name.has("sgemm"))
       return 0.0590 * flops;
     return 1.131 * flops / 64.0;
   }

@@ -420,6 +420,9 @@ TEST(MathPipe, InstructionEstimates) {
   EXPECT_EQ(math_pipe(KernelClass::conv, implicit), MathPipe::simt);
   EXPECT_DOUBLE_EQ(estimated_instructions(KernelClass::conv, 1e9, 0.0, MathPipe::simt, implicit),
                    5.90e7);
+  EXPECT_DOUBLE_EQ(estimated_instructions(KernelClass::conv, 1e9, 0.0, MathPipe::simt,
+                                          "void precomputed_convolve_sgemm<__nv_bfloat16, 128, 5>"),
+                   5.90e7);
   EXPECT_DOUBLE_EQ(estimated_instructions(KernelClass::gemm, 6.4e9, 0.0, MathPipe::simt, implicit),
                    1.131e8);  // the rate is the convolutions'
   // TF32 MMAs do half a 16-bit MMA's FLOPs: twice the instructions.
