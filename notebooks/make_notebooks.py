@@ -517,6 +517,7 @@ NOTEBOOKS["05-validation.ipynb"] = notebook([
                                        else " (held out 4)" if "/heldout4/" in r["trace"]
                                        else " (held out 5)" if "/heldout5/" in r["trace"]
                                        else " (held out 6)" if "/heldout6/" in r["trace"]
+                                       else " (held out 7)" if "/heldout7/" in r["trace"]
                                        else " (warm-up)" if "/capwarmup/" in r["trace"]
                                        else " (5 steps)" if "/firststep/" in r["trace"]
                                        else " (lease 12-04)" if "/timing/" in r["trace"] else "")
@@ -613,7 +614,11 @@ NOTEBOOKS["05-validation.ipynb"] = notebook([
     with every rule frozen (`validation/h200/heldout5/`), "held out 6"
     three networks leaning on kernels of no known family (gathers and
     scatters, upsampling, sampling's sorts) captured after their fallback
-    fraction was set (`validation/h200/heldout6/`), "warm-up" BERT-large
+    fraction was set (`validation/h200/heldout6/`), "held out 7" five
+    convolution networks in the layouts that make cuDNN add layout
+    transforms and SIMT kernels (3-D video and volumetric networks, NCHW
+    segmentation, fp32 NCHW ResNet-50), captured on a fifth board after
+    those kernels had rules (`validation/h200/heldout7/`), "warm-up" BERT-large
     inference captured again with 0.35 s of profiler warm-up
     (`validation/h200/capwarmup/`). The
     launch-bound captures (small-batch training, KV-cache decode, MoE, T5,

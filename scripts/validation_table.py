@@ -133,6 +133,17 @@ CAPTURES = [
     ("held out 6: `deeplabv3_train_b8_256`", "validation/h200/heldout6/deeplabv3_train_b8_256",
      "segmentation train (upsampling)", "launch"),
     ("held out 6: `gpt2_sample_b8`", "validation/h200/heldout6/gpt2_sample_b8", "HF sampling generate", "launch"),
+    # validation/h200/heldout7/ (2026-12-05, a fifth board): convolutions with cuDNN's layout
+    # transforms and SIMT kernels, captured after those rules were set (on R3D-18).
+    ("held out 7: `mc3_18_train_b8`", "validation/h200/heldout7/mc3_18_train_b8", "video CNN train (3-D conv)", "GPU"),
+    ("held out 7: `r2plus1d_18_train_b8`", "validation/h200/heldout7/r2plus1d_18_train_b8",
+     "video CNN train ((2+1)-D conv)", "GPU"),
+    ("held out 7: `unet3d_train_b2_96`", "validation/h200/heldout7/unet3d_train_b2_96", "volumetric U-Net train (3-D)",
+     "GPU"),
+    ("held out 7: `fcn_resnet50_train_b8_256`", "validation/h200/heldout7/fcn_resnet50_train_b8_256",
+     "segmentation train (NCHW)", "launch"),
+    ("held out 7: `resnet50_fp32_nchw_train_b64`", "validation/h200/heldout7/resnet50_fp32_nchw_train_b64",
+     "CNN train (fp32, NCHW)", "GPU"),
 ]
 
 
