@@ -538,16 +538,17 @@ NOTEBOOKS["05-validation.ipynb"] = notebook([
         v.drop(columns=["measured_file", "path"]).round(3)
     '''),
     code('''
-        fig = plt.figure(figsize=(dp.PAGE_IN, 12.5))
+        fig = plt.figure(figsize=(dp.PAGE_IN, 13.5))
         # Two subfigures, so that the long capture names below do not narrow the scatters above.
-        top, bottom = fig.subfigures(2, 1, height_ratios=[1, 3.2])
-        grid = top.add_gridspec(1, 3, width_ratios=[1, 1, 0.55])
+        top, bottom = fig.subfigures(2, 1, height_ratios=[1.3, 3.2])
+        grid = top.add_gridspec(1, 3, width_ratios=[1, 1, 0.9])
         axes = [top.add_subplot(grid[0, 0]), top.add_subplot(grid[0, 1]), bottom.add_subplot(1, 1, 1)]
         legend_ax = top.add_subplot(grid[0, 2]); legend_ax.axis("off")
         traces = list(dict.fromkeys(v.loc[v["corrected"], "trace"]))
         classes = list(dict.fromkeys(v["class"]))
-        colors = dict(zip(classes, dp.PALETTE * 3))
-        markers = dict(zip(classes, "osD^v<>Ph*X" * 2))
+        # one colour and marker per class, however many classes the captures add
+        colors = {k: dp.PALETTE[i % len(dp.PALETTE)] for i, k in enumerate(classes)}
+        markers = {k: "osD^v<>Ph*X"[i % 11] for i, k in enumerate(classes)}
         for ax, q, scale, unit in [(axes[0], "energy_per_iteration_j", 1, "J"),
                                    (axes[1], "time_per_iteration_s", 1e3, "ms")]:
             lo = 0.8 * scale * min(v[f"measured_{q}"].min(), v[f"predicted_{q}"].min())
@@ -567,7 +568,8 @@ NOTEBOOKS["05-validation.ipynb"] = notebook([
             legend_ax.scatter([], [], color=colors[k], marker=markers[k], s=14, label=k)
         legend_ax.scatter([], [], facecolors="none", edgecolors="k", marker="o", s=14, label="open: raw")
         legend_ax.fill_between([], [], color="grey", alpha=0.15, label="±10 %")
-        legend_ax.legend(loc="center left", title="workload class\\n(filled: corrected)")
+        legend_ax.legend(loc="center left", title="workload class\\n(filled: corrected)", ncol=2, fontsize=7,
+                         title_fontsize=7, columnspacing=0.8, handletextpad=0.3)
         # One row per capture (horizontal bars: sixty-odd names stay legible).
         ax = axes[2]
         c = v[v["corrected"]].set_index("trace").loc[traces]
