@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """What Nsight Compute measured on kernels of chosen families, against the
 work annotation: the figures of docs/validation.md, "Kernels of no known
-family" and "Instruction estimates of elementwise kernels" (gathers).
+family", "cuDNN's layout transforms and SIMT convolutions" and
+"Instruction estimates of elementwise kernels" (gathers).
 
 For each capture (a Kineto trace and an ncu subset of one step, as
 ncu_reduce.py writes it, and the `-k regex` the ncu run selected kernels
@@ -49,6 +50,28 @@ FAMILIES = [
     ("ResNet-18 NCHW", H5 + "resnet18_nchw_train_b128", H5 + "ncu_resnet18_nchw_train_b128.subset.csv.gz",
      "batch_norm"),
 ]
+H6, H7 = "validation/h200/heldout6/", "validation/h200/heldout7/"
+# The sixth set's kernels of the class `other` (and the GNN's every kernel).
+SIXTH = [
+    ("GNN", H6 + "gnn_sage_train_200k", H6 + "ncu_gnn_sage_train_200k.subset.csv.gz", None),
+    ("DeepLabV3", H6 + "deeplabv3_train_b8_256", H6 + "ncu_deeplabv3_train_b8_256.subset.csv.gz", "upsample"),
+    ("GPT-2 sampling", H6 + "gpt2_sample_b8", H6 + "ncu_gpt2_sample_b8.subset.csv.gz",
+     "Sort|sort|topk|TopK|gather|multinomial|cumsum|scan|Scan"),
+]
+# cuDNN's layout transforms and SIMT convolutions, held out (docs/validation.md, "cuDNN's layout
+# transforms and SIMT convolutions"); R3D-18 (FAMILIES) is their fit.
+_CONV = "ToNhwc|ToNchw|convolve|fprop|dgrad|wgrad|upsample"
+TRANSFORMS = [(tag, H7 + stem, H7 + f"ncu_{stem}.subset.csv.gz", _CONV) for tag, stem in (
+    ("MC3-18", "mc3_18_train_b8"), ("R(2+1)D-18", "r2plus1d_18_train_b8"), ("3-D U-Net", "unet3d_train_b2_96"),
+    ("FCN-ResNet-50", "fcn_resnet50_train_b8_256"), ("ResNet-50 fp32", "resnet50_fp32_nchw_train_b64"))] + [
+    ("U-Net 2-D", H2 + "unet_train_b8_128", H7 + "ncu_unet_train_b8_128.subset.csv.gz", "ToNhwc|ToNchw|convolve"),
+    ("wav2vec 2.0", H5 + "wav2vec2_train_b4", H7 + "ncu_wav2vec2_train_b4.subset.csv.gz", "ToNhwc|ToNchw|convolve"),
+    ("ResNet-18 NCHW", H5 + "resnet18_nchw_train_b128", H7 + "ncu_resnet18_nchw_train_b128.subset.csv.gz",
+     "ToNhwc|ToNchw"),
+]
+# The tensor-core convolutions' instructions per FLOP, tried as a rate (not kept): fitted on this.
+TENSOR_CONV_FIT = ("ResNet-50 channels-last (classes/)", C + "resnet50_train_b128",
+                   C + "resnet50_train_b128.ncu_kernels.csv.gz", None)
 GATHER = [
     ("shipped GPT-3-XL (fit)", "traces/data/gpt3xl_h200_train_b4_t2048",
      "traces/data/gpt3xl_h200_train_b4_t2048.ncu.csv.gz"),
@@ -117,6 +140,37 @@ def families(title, pairs, only_class=None):
               f"{a[4] / max(a[2], 1):5.2f}, {a[5] / max(a[3], 1):5.2f}  {a[6]}")
 
 
+def conv_family(name):
+    """cuDNN kernel family: the transforms, its SIMT convolutions, or a tensor-core pass."""
+    if "ToNhwc" in name or "ToNchw" in name:
+        return "transforms"
+    if "convolve" in name and "sgemm" in name:
+        return "SIMT " + name.split("_convolve")[0]
+    for p in ("fprop", "dgrad", "wgrad"):
+        if p in name:
+            return "tensor " + p
+    return name[:30]
+
+
+def transforms_and_convolutions(title, pairs):
+    agg = defaultdict(lambda: [0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    for k, r in pairs:
+        d, dram, inst = measured(r)
+        a = agg[conv_family(base_name(k["name"]))]
+        a[0] += 1; a[1] += d; a[2] += dram; a[3] += inst; a[4] += k["dram"]; a[5] += k["instructions"]
+        a[6] += k["flops"]
+    print(f"{title}: {len(pairs)} kernels paired")
+    print(f"  {'family':30s} {'n':>4s} {'ncu ms':>7s}  bytes, instr. annotated/ncu  ncu instr./FLOP")
+    for name, a in sorted(agg.items(), key=lambda x: -x[1][1]):
+        per_flop = f"{a[3] / a[6]:.3g}" if a[6] > 0 else "-"
+        print(f"  {name:30s} {a[0]:4d} {a[1] / 1e6:7.2f}  {a[4] / max(a[2], 1):5.2f}, {a[5] / max(a[3], 1):5.2f}"
+              f"            {per_flop}")
+    tensor = [a for name, a in agg.items() if name.startswith("tensor ")]
+    if tensor:
+        inst, flops = sum(a[3] for a in tensor), sum(a[6] for a in tensor)
+        print(f"  tensor-core passes together: {inst:.4g} instructions / {flops:.4g} FLOPs = {inst / flops:.3g}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dvfsim", default=os.path.join(ROOT, "build", "apps", "dvfsim"))
@@ -140,6 +194,15 @@ def main():
         print()
         for tag, stem, ncu, regex in FAMILIES:
             families(tag, paired(args.dvfsim, tmp, stem, ncu, regex))
+        print()
+        for tag, stem, ncu, regex in SIXTH:
+            families(tag, paired(args.dvfsim, tmp, stem, ncu, regex))
+        print("\ncuDNN's layout transforms and convolutions, held out")
+        for tag, stem, ncu, regex in TRANSFORMS + [TENSOR_CONV_FIT]:
+            pairs = paired(args.dvfsim, tmp, stem, ncu, regex)
+            if regex is None:  # a whole step: its convolution kernels only
+                pairs = [(k, r) for k, r in pairs if k["cls"] == "conv"]
+            transforms_and_convolutions(tag, pairs)
         print("\nvectorized_gather_kernel: ncu's instructions per annotated byte")
         for tag, stem, ncu in GATHER:
             pairs = [(k, r) for k, r in paired(args.dvfsim, tmp, stem, ncu, None)
