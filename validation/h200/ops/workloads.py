@@ -97,6 +97,24 @@ def _conv(device, n, c, k, hw, ksize, groups, relu, cl=True, stride=1, frames=0)
     return rep
 
 
+def _bn(device, shape, cl):
+    """Batch norm in training mode, forward under bf16 autocast and backward."""
+    bn = torch.nn.BatchNorm2d(shape[1]).to(device)
+    if cl:
+        bn = bn.to(memory_format=torch.channels_last)
+    x = _rand(shape, device, cl=cl, grad=True)
+    g = torch.randn_like(x)
+
+    def rep():
+        with torch.autocast(device.type, dtype=torch.bfloat16):
+            y = bn(x)
+        y.backward(g)
+        x.grad = None
+        bn.weight.grad = None
+        bn.bias.grad = None
+    return rep
+
+
 def op(device, **kw):
     o = _opts(kw, {"name": "copy", "reps": 20})
     name, reps = o["name"], o["reps"]
@@ -163,29 +181,9 @@ def op(device, **kw):
     elif name == "conv3d":
         rep = _conv(device, 8, 64, 64, 28, 3, 1, relu=False, cl=False, frames=8)
     elif name == "bn_nchw":
-        bn = torch.nn.BatchNorm2d(64).to(device)
-        x = _rand((128, 64, 56, 56), device, grad=True)
-        g = torch.randn_like(x)
-
-        def rep():
-            with torch.autocast(device.type, dtype=torch.bfloat16):
-                y = bn(x)
-            y.backward(g)
-            x.grad = None
-            bn.weight.grad = None
-            bn.bias.grad = None
+        rep = _bn(device, (128, 64, 56, 56), cl=False)
     elif name == "bn":
-        bn = torch.nn.BatchNorm2d(116).to(device).to(memory_format=torch.channels_last)
-        x = _rand(sn, device, cl=True, grad=True)
-        g = torch.randn_like(x)
-
-        def rep():
-            with torch.autocast(device.type, dtype=torch.bfloat16):
-                y = bn(x)
-            y.backward(g)
-            x.grad = None
-            bn.weight.grad = None
-            bn.bias.grad = None
+        rep = _bn(device, sn, cl=True)
     else:  # add
         x, y = _rand((64, 64, 224, 224), device), _rand((64, 64, 224, 224), device)
         rep = lambda: x + y  # noqa: E731
