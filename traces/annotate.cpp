@@ -1101,7 +1101,7 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     const Kernel& k = kernels[i];
     const std::int32_t op = i < activities.size() ? activities[i].op_call : -1;
-    // Layout transforms take their work from their launch (above), not from
+    // Layout transforms take their work from their launch (below), not from
     // their convolution's.
     if (op >= 0 && static_cast<std::size_t>(op) < op_calls.size() && k.cls != KernelClass::memset &&
         k.cls != KernelClass::memcpy && !is_layout_transform_kernel(workload.name(k)))
