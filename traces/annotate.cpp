@@ -547,9 +547,12 @@ std::optional<LayoutTransformWork> layout_transform_work(std::string_view kernel
     bytes_per_element += *t;
     rest.remove_prefix(end + 1);
   }
-  double threads = 1;
-  for (int d = 0; d < 3; ++d)
-    threads *= static_cast<double>(launch.grid[d]) * static_cast<double>(launch.block[d]);
+  // A block of fewer than a warp: no launch configuration recorded (the
+  // reader's default of 1 x 1 x 1), nothing to count from.
+  const double block = static_cast<double>(launch.block[0]) * launch.block[1] * launch.block[2];
+  if (block < 32) return std::nullopt;
+  const double threads =
+      block * static_cast<double>(launch.grid[0]) * launch.grid[1] * launch.grid[2];
   const auto tiles = [](double n) { return std::ceil(n / 32.0); };
   double elements = threads * kLayoutTransformElementsPerThread;
   double channels = 0;  // a channel count of the operator's with the grid's channel tiles

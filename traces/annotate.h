@@ -91,8 +91,8 @@ double depthwise_instructions(ConvPass pass, double outputs, double taps);
 // operator's tensors has that N, C and S, its elements are what moves;
 // else, where one has a channel count C of the grid's ceil(C / 32), the
 // tiles are C / (32 ceil(C / 32)) full; else full. Instructions follow the
-// threads, full tile or not. nullopt when the name is no such kernel or its
-// types are unknown.
+// threads, full tile or not. nullopt when the name is no such kernel, its
+// types are unknown or the launch has no block size (under a warp).
 struct LayoutTransformWork {
   double dram_bytes = 0.0;
   double instructions = 0.0;

@@ -330,6 +330,8 @@ TEST(LayoutTransform, WorkFromTheLaunchAndTheOperatorsTensors) {
   EXPECT_DOUBLE_EQ(layout_transform_work(f32, one, {})->dram_bytes, 256.0 * 4 * 8);
   EXPECT_FALSE(layout_transform_work("nchwToNhwcKernel<my_type, float>", one, {}).has_value());
   EXPECT_FALSE(layout_transform_work("vectorized_elementwise_kernel<4, float>", one, {}));
+  // No launch configuration in the trace (1 x 1 x 1): nothing to count from.
+  EXPECT_FALSE(layout_transform_work(f32, LaunchConfig{}, {}).has_value());
 }
 
 // The transforms take no share of their convolution's work: its FLOPs and
