@@ -244,9 +244,10 @@ double estimated_instructions(KernelClass cls, double flops, double dram_bytes, 
     // wav2vec 2.0's implicit kernels, 0.175 on a 3-D U-Net's one-channel
     // first layer; wav2vec 2.0's precomputed_convolve_sgemm (0.0758) was
     // added to the names after it was measured.
-    if (const LowerName name(kernel_name);
-        cls == KernelClass::conv && name.has("convolve") && name.has("sgemm"))
-      return 0.0590 * flops;
+    if (cls == KernelClass::conv) {
+      const LowerName name(kernel_name);
+      if (name.has("convolve") && name.has("sgemm")) return 0.0590 * flops;
+    }
     return 1.131 * flops / 64.0;
   }
   // Tensor pipes: the 16-bit intensity times the MMAs a 16-bit MMA's FLOPs take.

@@ -90,7 +90,8 @@ double tensor_rate_cost(MathPipe pipe);
 // cuDNN's namespaces): copies that convert a convolution's NCHW / NCDHW
 // tensors to the channels-last layout its tensor-core kernels take, and
 // back. They run under their convolution's operator but do none of its math:
-// class `elementwise`, work from their launch (layout_transform_bytes).
+// class `elementwise`, work from their launch (layout_transform_work,
+// traces/annotate.h).
 bool is_layout_transform_kernel(std::string_view kernel_name);
 
 // Warp instructions per DRAM byte of an `elementwise` kernel, from the ATen

@@ -152,7 +152,7 @@ void annotate_instructions_from_text(Workload& w, std::optional<std::string_view
       k.work.instructions = r * k.work.dram_bytes;
       continue;
     }
-    // Convolutions pass their name: the SIMT implicit ones have a rate of
+    // Convolutions pass their name: cuDNN's SIMT convolutions have a rate of
     // their own.
     k.work.instructions =
         estimated_instructions(k.cls, k.work.flops, k.work.dram_bytes, math_pipe(k.cls, w.name(k)),
