@@ -81,12 +81,22 @@ GATHER = [
 ]
 
 
+_SM_KERNELS = {}  # trace stem -> its SM kernels: several tables read the same capture
+
+
+def sm_kernels(dvfsim, tmp, stem):
+    """The SM kernels of a capture's trace (converted once per stem)."""
+    if stem not in _SM_KERNELS:
+        native = os.path.join(tmp, stem.replace("/", "_") + ".native")
+        subprocess.run([dvfsim, "trace", "convert", os.path.join(ROOT, stem + ".kineto.json.gz"), "--out",
+                        native, "--no-cache"], check=True, capture_output=True)
+        _SM_KERNELS[stem] = [k for k in read_native(native) if k["cls"] not in ("memset", "memcpy")]
+    return _SM_KERNELS[stem]
+
+
 def paired(dvfsim, tmp, stem, ncu, regex):
     """(kernel, ncu row) pairs of the iteration whose names agree best."""
-    native = os.path.join(tmp, os.path.basename(stem) + ".native")
-    subprocess.run([dvfsim, "trace", "convert", os.path.join(ROOT, stem + ".kineto.json.gz"), "--out",
-                    native, "--no-cache"], check=True, capture_output=True)
-    kernels = [k for k in read_native(native) if k["cls"] not in ("memset", "memcpy")]
+    kernels = sm_kernels(dvfsim, tmp, stem)
     with gzip.open(os.path.join(ROOT, ncu), "rt") as f:
         rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
     rx = re.compile(regex) if regex else None
@@ -123,21 +133,32 @@ def weighted_median(points):  # (weight, value)
     return float("nan")
 
 
-def families(title, pairs, only_class=None):
-    agg = defaultdict(lambda: [0, 0.0, 0.0, 0.0, 0.0, 0.0, ""])
+def aggregate(pairs, family):
+    """Per family (family(kernel name)): kernels, ncu's duration, DRAM bytes and instructions,
+    the annotation's bytes, instructions and FLOPs, and the last kernel's class/source."""
+    agg = defaultdict(lambda: {"n": 0, "ns": 0.0, "dram": 0.0, "inst": 0.0, "ann_dram": 0.0, "ann_inst": 0.0,
+                               "flops": 0.0, "origin": ""})
     for k, r in pairs:
-        if only_class and k["cls"] != only_class:
-            continue
         d, dram, inst = measured(r)
-        a = agg[base_name(k["name"])]
-        a[0] += 1; a[1] += d; a[2] += dram; a[3] += inst; a[4] += k["dram"]; a[5] += k["instructions"]
-        a[6] = f"{k['cls']}/{k['source']}"
+        a = agg[family(base_name(k["name"]))]
+        a["n"] += 1; a["ns"] += d; a["dram"] += dram; a["inst"] += inst
+        a["ann_dram"] += k["dram"]; a["ann_inst"] += k["instructions"]; a["flops"] += k["flops"]
+        a["origin"] = f"{k['cls']}/{k['source']}"
+    return sorted(agg.items(), key=lambda x: -x[1]["ns"])
+
+
+def ratios(a):
+    return f"{a['ann_dram'] / max(a['dram'], 1):5.2f}, {a['ann_inst'] / max(a['inst'], 1):5.2f}"
+
+
+def families(title, pairs, only_class=None):
     print(f"{title}: {len(pairs)} kernels paired")
     print(f"  {'family':44s} {'n':>4s} {'ncu us':>9s} {'DRAM':>6s} {'issue':>6s}  bytes, instr. annotated/ncu")
-    for name, a in sorted(agg.items(), key=lambda x: -x[1][1])[:12]:
-        dram_f, issue_f = fractions(a[1] - FIXED_NS * (a[0] - 1), a[2], a[3])
-        print(f"  {name[:44]:44s} {a[0]:4d} {a[1] / 1e3:9.1f} {dram_f:6.3f} {issue_f:6.3f}  "
-              f"{a[4] / max(a[2], 1):5.2f}, {a[5] / max(a[3], 1):5.2f}  {a[6]}")
+    chosen = [(k, r) for k, r in pairs if not only_class or k["cls"] == only_class]
+    for name, a in aggregate(chosen, lambda n: n)[:12]:
+        dram_f, issue_f = fractions(a["ns"] - FIXED_NS * (a["n"] - 1), a["dram"], a["inst"])
+        print(f"  {name[:44]:44s} {a['n']:4d} {a['ns'] / 1e3:9.1f} {dram_f:6.3f} {issue_f:6.3f}  "
+              f"{ratios(a)}  {a['origin']}")
 
 
 def conv_family(name):
@@ -153,21 +174,15 @@ def conv_family(name):
 
 
 def transforms_and_convolutions(title, pairs):
-    agg = defaultdict(lambda: [0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
-    for k, r in pairs:
-        d, dram, inst = measured(r)
-        a = agg[conv_family(base_name(k["name"]))]
-        a[0] += 1; a[1] += d; a[2] += dram; a[3] += inst; a[4] += k["dram"]; a[5] += k["instructions"]
-        a[6] += k["flops"]
     print(f"{title}: {len(pairs)} kernels paired")
     print(f"  {'family':30s} {'n':>4s} {'ncu ms':>7s}  bytes, instr. annotated/ncu  ncu instr./FLOP")
-    for name, a in sorted(agg.items(), key=lambda x: -x[1][1]):
-        per_flop = f"{a[3] / a[6]:.3g}" if a[6] > 0 else "-"
-        print(f"  {name:30s} {a[0]:4d} {a[1] / 1e6:7.2f}  {a[4] / max(a[2], 1):5.2f}, {a[5] / max(a[3], 1):5.2f}"
-              f"            {per_flop}")
-    tensor = [a for name, a in agg.items() if name.startswith("tensor ")]
+    agg = aggregate(pairs, conv_family)
+    for name, a in agg:
+        per_flop = f"{a['inst'] / a['flops']:.3g}" if a["flops"] > 0 else "-"
+        print(f"  {name:30s} {a['n']:4d} {a['ns'] / 1e6:7.2f}  {ratios(a)}            {per_flop}")
+    tensor = [a for name, a in agg if name.startswith("tensor ")]
     if tensor:
-        inst, flops = sum(a[3] for a in tensor), sum(a[6] for a in tensor)
+        inst, flops = sum(a["inst"] for a in tensor), sum(a["flops"] for a in tensor)
         print(f"  tensor-core passes together: {inst:.4g} instructions / {flops:.4g} FLOPs = {inst / flops:.3g}")
 
 
@@ -198,11 +213,12 @@ def main():
         for tag, stem, ncu, regex in SIXTH:
             families(tag, paired(args.dvfsim, tmp, stem, ncu, regex))
         print("\ncuDNN's layout transforms and convolutions, held out")
-        for tag, stem, ncu, regex in TRANSFORMS + [TENSOR_CONV_FIT]:
-            pairs = paired(args.dvfsim, tmp, stem, ncu, regex)
-            if regex is None:  # a whole step: its convolution kernels only
-                pairs = [(k, r) for k, r in pairs if k["cls"] == "conv"]
-            transforms_and_convolutions(tag, pairs)
+        for tag, stem, ncu, regex in TRANSFORMS:
+            transforms_and_convolutions(tag, paired(args.dvfsim, tmp, stem, ncu, regex))
+        print("\nthe tensor-core convolution rate tried (not kept), its fit")
+        tag, stem, ncu, regex = TENSOR_CONV_FIT
+        transforms_and_convolutions(tag, [(k, r) for k, r in paired(args.dvfsim, tmp, stem, ncu, regex)
+                                          if k["cls"] == "conv"])
         print("\nvectorized_gather_kernel: ncu's instructions per annotated byte")
         for tag, stem, ncu in GATHER:
             pairs = [(k, r) for k, r in paired(args.dvfsim, tmp, stem, ncu, None)
