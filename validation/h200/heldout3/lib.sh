@@ -40,13 +40,14 @@ ncu_run() {
     bash "$root/traces/capture/run_h200_ncu.sh" "$@"
 }
 
-# ncu_reduce: every raw CSV of ncu_run reduced (ncu_reduce.py) to
-# $w/ncu_<tag>.subset.csv.gz, the raw ones and their log moved out of $w.
+# ncu_reduce [LOGDIR]: every raw CSV of ncu_run reduced (ncu_reduce.py) to
+# $w/ncu_<tag>.subset.csv.gz, their log copied to LOGDIR/ncu.log (default
+# OUTDIR), the raw ones removed.
 ncu_reduce() {
   local f
   for f in "$w"/ncu_raw/ncu_*.csv; do
     [ -f "$f" ] && python3 "$root/traces/capture/ncu_reduce.py" "$f" "$w/$(basename "${f%.csv}").subset.csv.gz"
   done
-  [ -f "$w/ncu_raw/run.log" ] && cp "$w/ncu_raw/run.log" "$out/ncu.log"
+  [ -f "$w/ncu_raw/run.log" ] && cp "$w/ncu_raw/run.log" "${1:-$out}/ncu.log"
   rm -rf "$w/ncu_raw"
 }

@@ -18,14 +18,11 @@ capops() {
   done
 }
 ncuops() {
-  local n ncus=() dir="$w/ncu"
+  local n ncus=()
   for n in $1; do
     ncus+=("op_$n=$ops_py:op,name=$n,reps=1")
   done
-  mkdir -p "$dir"
-  OUT="$dir" BUDGET="$2" LIMIT=40 bash "$root/traces/capture/run_h200_ncu.sh" "${ncus[@]}"
-  for n in "$dir"/ncu_*.csv; do
-    python3 "$root/traces/capture/ncu_reduce.py" "$n" "$w/$(basename "${n%.csv}").subset.csv.gz"
-  done
-  cp "$dir/run.log" "$w/ncu.log"; rm -rf "$dir"
+  mkdir -p "$w/ncu_raw"
+  OUT="$w/ncu_raw" BUDGET="$2" LIMIT=40 bash "$root/traces/capture/run_h200_ncu.sh" "${ncus[@]}"
+  ncu_reduce "$w"  # heldout3/lib.sh; the log goes into the archive, as before
 }
