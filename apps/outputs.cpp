@@ -237,8 +237,8 @@ void write_kernels_csv(OutputSink& out, const Simulation& sim) {
   constexpr std::string_view header =
       "kernel_index,iteration,name_id,operator_id,correlation_id,class,phase,stream,"
       "traced_start_ns,start_ns,duration_ns,flops,dram_bytes,work_source,instructions,"
-      "instructions_source,l2_excess_bytes,requested_core_mhz,requested_memory_mhz,core_mhz,memory_"
-      "mhz,power_w,energy_j,baseline_duration_ns,"
+      "instructions_source,l2_excess_bytes,zeroed_operands,requested_core_mhz,requested_memory_mhz,"
+      "core_mhz,memory_mhz,power_w,energy_j,baseline_duration_ns,"
       "baseline_energy_j\n";
   write_csv(out, header, w.kernels.size(), [&](std::size_t i) {
     const Kernel& k = w.kernels[i];
@@ -247,12 +247,13 @@ void write_kernels_csv(OutputSink& out, const Simulation& sim) {
         kr.duration_ns > 0 ? kr.energy_j / (static_cast<double>(kr.duration_ns) * 1e-9) : 0.0;
     out.format(FMT_COMPILE("{},{},{},{},"), i, k.iteration, k.name_id, k.op_id);
     if (k.correlation >= 0) out.format(FMT_COMPILE("{}"), k.correlation);
-    out.format(FMT_COMPILE(",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},"),
+    out.format(FMT_COMPILE(",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},"),
                to_string(k.cls), to_string(k.phase), k.stream, k.traced_start_ns, kr.start_ns,
                kr.duration_ns, k.work.flops, k.work.dram_bytes, to_string(k.work.source),
                k.work.instructions, to_string(k.work.instructions_source), k.work.l2_excess_bytes,
-               kr.requested_core_mhz, kr.requested_memory_mhz, Fixed{kr.core_mhz, 1},
-               Fixed{kr.memory_mhz, 1}, Fixed{p, 3}, Significant{kr.energy_j, 9});
+               k.work.zeroed_operands, kr.requested_core_mhz, kr.requested_memory_mhz,
+               Fixed{kr.core_mhz, 1}, Fixed{kr.memory_mhz, 1}, Fixed{p, 3},
+               Significant{kr.energy_j, 9});
     if (sim.has_baseline)
       out.format(FMT_COMPILE("{},{}\n"), sim.baseline.kernels[i].duration_ns,
                  Significant{sim.baseline.kernels[i].energy_j, 9});

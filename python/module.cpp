@@ -52,7 +52,7 @@ PyWorkload load_trace(const std::string& path, std::int32_t gpu, std::int32_t it
 py::dict workload_columns(const PyWorkload& pw) {
   const Workload& w = *pw.workload;
   py::list index, iteration, name, op, correlation, cls, phase, stream, host_ns, traced_ns,
-      duration, flops, bytes, source, instructions, instructions_source, l2_excess;
+      duration, flops, bytes, source, instructions, instructions_source, l2_excess, zeroed;
   for (std::size_t i = 0; i < w.kernels.size(); ++i) {
     const Kernel& k = w.kernels[i];
     index.append(i);
@@ -75,6 +75,7 @@ py::dict workload_columns(const PyWorkload& pw) {
     instructions.append(k.work.instructions);
     instructions_source.append(std::string(to_string(k.work.instructions_source)));
     l2_excess.append(k.work.l2_excess_bytes);
+    zeroed.append(static_cast<int>(k.work.zeroed_operands));
   }
   py::dict d;
   d["kernel_index"] = index;
@@ -94,6 +95,7 @@ py::dict workload_columns(const PyWorkload& pw) {
   d["instructions"] = instructions;
   d["instructions_source"] = instructions_source;
   d["l2_excess_bytes"] = l2_excess;
+  d["zeroed_operands"] = zeroed;
   return d;
 }
 

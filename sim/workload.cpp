@@ -335,6 +335,9 @@ void Workload::validate() const {
         !std::isfinite(k.work.instructions) || k.work.instructions < 0 ||
         !std::isfinite(k.work.l2_excess_bytes) || k.work.l2_excess_bytes < 0)
       fail(fmt::format("kernel {}: FLOPs, bytes or instructions not a finite number >= 0", i));
+    if (k.work.zeroed_operands > 2)
+      fail(fmt::format("kernel {}: {} zeroed operands (a matrix product has two)", i,
+                       k.work.zeroed_operands));
   }
   for (std::size_t i = 0; i < syncs.size(); ++i) {
     check_stamp(syncs[i].host_begin_ns, "sync", i, "host begin");

@@ -62,6 +62,11 @@ struct Work {
   // innermost dimension (traces/annotate.h, layout_change_l2_excess_bytes).
   // Drives the power models' L2 term; no time.
   double l2_excess_bytes = 0.0;
+  // How many of a matrix kernel's two operands came straight from a ReLU, so
+  // that about half their values are zero (0, 1 or 2; traces/zeroed_operands.h).
+  // Zeros toggle no multiplier bits: the power models' tensor term shrinks
+  // (docs/calibration.md, "Operand data"). 0 for every other kernel.
+  std::uint8_t zeroed_operands = 0;
 };
 
 // Warp instructions of a kernel of class `cls` with the given FLOPs and DRAM

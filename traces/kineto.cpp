@@ -25,6 +25,7 @@
 #include "traces/gzip_io.h"
 #include "traces/instructions.h"
 #include "traces/iterations.h"
+#include "traces/zeroed_operands.h"
 
 namespace dvfsim {
 namespace {
@@ -791,6 +792,7 @@ Workload kineto_from(ByteSource& src, const std::string& path, const TraceOption
   std::vector<RuntimeCall> calls;
   std::unordered_map<std::int64_t, std::size_t> call_by_corr;
   std::unordered_map<std::int64_t, CpuOp> op_by_ext;
+  std::vector<OpSpan> op_spans;  // every operator range (traces/zeroed_operands.h)
   std::unordered_map<std::int64_t, IntervalSet> autograd_ops;  // by tid
   std::unordered_set<std::int64_t> autograd_tids;
   std::vector<Interval> profiler_steps, optimizer_steps, zero_grads;
@@ -903,6 +905,8 @@ Workload kineto_from(ByteSource& src, const std::string& path, const TraceOption
       const std::int64_t dur = ctx.dur_ns(ev);
       if (starts_with(name, "autograd::engine::evaluate_function"))
         autograd_ops[tid_of(ev)].add({ts, ts + dur});
+      op_spans.push_back(
+          {tid_of(ev), ts, ts + dur, pool(name), optional_int(args, "Sequence number", -1)});
       if (ext < 0) return;
       // Keep the innermost (shortest) operator of an External id.
       auto [it, fresh] = op_by_ext.try_emplace(ext);
@@ -1307,6 +1311,12 @@ Workload kineto_from(ByteSource& src, const std::string& path, const TraceOption
 
   annotate_work(w, op_calls, facts);
   annotate_instructions(w, path);
+  {
+    std::vector<std::int64_t> host_tids(acts.size(), -1);
+    for (std::size_t i = 0; i < acts.size(); ++i)
+      if (launched[i]) host_tids[i] = acts[i].host_tid;
+    mark_zeroed_operands(w, std::move(op_spans), host_tids);
+  }
   w.validate();
   return w;
 }

@@ -18,7 +18,7 @@ constexpr std::string_view kKernelColumns =
     "# name_id op_id stream device grid_x grid_y grid_z block_x block_y block_z "
     "registers_per_thread shared_memory_bytes host_launch_ns traced_start_ns class phase "
     "iteration layer duration_ns flops dram_bytes work_source instructions instructions_source "
-    "correlation l2_excess_bytes";
+    "correlation l2_excess_bytes zeroed_operands";
 
 std::string escape(std::string_view s) {
   std::string out;
@@ -160,7 +160,7 @@ class Lines {
 };
 
 // A line's tab-separated fields (the kernels' 25 at most).
-using Fields = std::array<std::string_view, 26>;
+using Fields = std::array<std::string_view, 27>;
 
 // Splits on tabs into exactly `n` fields (at most Fields' size).
 void split_tabs(const Lines& lines, std::string_view line, Fields& out, std::size_t n,
@@ -211,10 +211,11 @@ std::string format_native(const Workload& w) {
                    k.op_id, k.stream, k.device, l.grid[0], l.grid[1], l.grid[2], l.block[0],
                    l.block[1], l.block[2], l.registers_per_thread, l.shared_memory_bytes,
                    k.host_launch_ns, k.traced_start_ns);
-    fmt::format_to(out, "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n", to_string(k.cls),
+    fmt::format_to(out, "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n", to_string(k.cls),
                    to_string(k.phase), k.iteration, k.layer, k.work.duration_ns, k.work.flops,
                    k.work.dram_bytes, to_string(k.work.source), k.work.instructions,
-                   to_string(k.work.instructions_source), k.correlation, k.work.l2_excess_bytes);
+                   to_string(k.work.instructions_source), k.correlation, k.work.l2_excess_bytes,
+                   k.work.zeroed_operands);
   }
   fmt::format_to(out, "@syncs {}\n# kind host_begin_ns traced_end_ns waits_until_kernel stream\n",
                  w.syncs.size());
@@ -241,7 +242,8 @@ Workload parse_native(std::string_view text, const std::string& path) {
   };
   const bool v2 = has_header(kNativeHeaderV2);
   const bool v3 = has_header(kNativeHeaderV3);
-  if (!v2 && !v3 && !has_header(kNativeHeader)) {
+  const bool v4 = has_header(kNativeHeaderV4);
+  if (!v2 && !v3 && !v4 && !has_header(kNativeHeader)) {
     if (text.substr(0, 17) == "# dvfsim-trace v1")
       throw InputError(fmt::format(
           "{}:1: native trace format v1 has no instruction counts; convert the original trace "
@@ -323,7 +325,7 @@ Workload parse_native(std::string_view text, const std::string& path) {
   const std::size_t n_kernels = lines.section("kernels");
   w.kernels.resize(n_kernels);
   for (Kernel& k : w.kernels) {
-    split_tabs(lines, lines.expect(), f, v2 ? 24 : v3 ? 25 : 26, "kernels");
+    split_tabs(lines, lines.expect(), f, v2 ? 24 : v3 ? 25 : v4 ? 26 : 27, "kernels");
     k.name_id = lines.integer<std::uint32_t>(f[0], "name_id");
     k.op_id = lines.integer<std::uint32_t>(f[1], "op_id");
     k.stream = lines.integer<std::int32_t>(f[2], "stream");
@@ -365,6 +367,11 @@ Workload parse_native(std::string_view text, const std::string& path) {
     if (!v2 && !v3) {
       k.work.l2_excess_bytes = lines.real(f[25], "l2_excess_bytes");
       if (!(k.work.l2_excess_bytes >= 0)) lines.fail("field 'l2_excess_bytes': must be >= 0");
+    }
+    if (!v2 && !v3 && !v4) {
+      const auto z = lines.integer<std::uint32_t>(f[26], "zeroed_operands");
+      if (z > 2) lines.fail("field 'zeroed_operands': must be 0, 1 or 2");
+      k.work.zeroed_operands = static_cast<std::uint8_t>(z);
     }
   }
 

@@ -8,12 +8,14 @@
 
 namespace dvfsim {
 
-// First line of every native trace the writer produces. Version 4 adds each
-// kernel's L2 traffic beyond streaming (Work::l2_excess_bytes); version 3
-// the Kineto correlation id per kernel and the reading's iteration rule,
-// steady-state iterations and notes. Versions 2 and 3 are still read (no L2
-// excess: 0).
-inline constexpr std::string_view kNativeHeader = "# dvfsim-trace v4";
+// First line of every native trace the writer produces. Version 5 adds how
+// many of a matrix kernel's operands a ReLU zeroed (Work::zeroed_operands);
+// version 4 each kernel's L2 traffic beyond streaming (Work::l2_excess_bytes);
+// version 3 the Kineto correlation id per kernel and the reading's iteration
+// rule, steady-state iterations and notes. Versions 2 to 4 are still read
+// (what they lack: 0).
+inline constexpr std::string_view kNativeHeader = "# dvfsim-trace v5";
+inline constexpr std::string_view kNativeHeaderV4 = "# dvfsim-trace v4";
 inline constexpr std::string_view kNativeHeaderV3 = "# dvfsim-trace v3";
 inline constexpr std::string_view kNativeHeaderV2 = "# dvfsim-trace v2";
 

@@ -67,7 +67,8 @@ TEST_F(ShippedTrace, KernelsCsvHasOneRowPerActivityWithTheDesignColumns) {
   EXPECT_EQ(header,
             "kernel_index,iteration,name_id,operator_id,correlation_id,class,phase,stream,"
             "traced_start_ns,start_ns,duration_ns,flops,dram_bytes,work_source,instructions,"
-            "instructions_source,l2_excess_bytes,requested_core_mhz,requested_memory_mhz,core_mhz,"
+            "instructions_source,l2_excess_bytes,zeroed_operands,requested_core_mhz,requested_"
+            "memory_mhz,core_mhz,"
             "memory_mhz,power_w,energy_j,baseline_duration_ns,baseline_energy_j");
   std::size_t rows = 0;
   for (char c : csv) rows += c == '\n';

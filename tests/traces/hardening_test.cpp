@@ -113,9 +113,10 @@ TEST(Hardening, NativeRefusesNonFiniteAndOutOfRangeValues) {
     EXPECT_NE(at, std::string::npos) << from;
     return s.replace(at, from.size(), to);
   };
-  // Kernel line 1 ends "...\tfallback\t<instructions>\testimated\t<correlation>\t<l2 excess>":
-  // flops is field 20.
-  const std::string columns = "instructions instructions_source correlation l2_excess_bytes\n";
+  // Kernel line 1 ends "...\tfallback\t<instructions>\testimated\t<correlation>\t<l2 excess>
+  // \t<zeroed operands>": flops is field 20.
+  const std::string columns =
+      "instructions instructions_source correlation l2_excess_bytes zeroed_operands\n";
   const std::string k1 = good.substr(good.find(columns) + columns.size());
   const std::string line = k1.substr(0, k1.find('\n'));
   std::string nan_line = line;

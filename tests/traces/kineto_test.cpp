@@ -178,6 +178,73 @@ TEST(KinetoReader, InputStridesGiveTheL2ExcessOfALayoutChange) {
   EXPECT_EQ(no_strides_note(legacy), 1);
 }
 
+// A ReLU network in two layers, as torchvision's VGG traces it: forward
+// relu_, conv2d, relu_, max_pool2d, conv2d, relu_ on the main thread; the
+// autograd thread runs each convolution's node (its Sequence number is the
+// forward aten::convolution's) with a data- and a weight-gradient kernel.
+// The first convolution reads a ReLU's output and feeds one; the second
+// reads max pooling's (dense) and feeds a ReLU.
+TEST(KinetoReader, OperandsZeroedByAReluFromTheOperatorSequence) {
+  std::string ev;
+  int corr = 0;
+  auto op = [&](std::int64_t tid, const char* name, int ts, int dur, int seq) {
+    ev += fmt::format(
+        R"({{"ph": "X", "cat": "cpu_op", "name": "{}", "pid": 1, "tid": {}, "ts": {}, "dur": {},
+            "args": {{"External id": {}{}}}}},)",
+        name, tid, ts, dur, 1000 + ts,
+        seq >= 0 ? fmt::format(R"(, "Sequence number": {})", seq) : std::string());
+  };
+  auto kernel = [&](std::int64_t tid, const char* name, int ts) {
+    ++corr;
+    ev += fmt::format(
+        R"({{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": {0},
+            "ts": {1}, "dur": 1, "args": {{"correlation": {2}}}}},
+          {{"ph": "X", "cat": "kernel", "name": "{3}", "pid": 0, "tid": 7, "ts": {4}, "dur": 5,
+            "args": {{"device": 0, "stream": 7, "correlation": {2}, "grid": [132, 1, 1],
+            "block": [128, 1, 1]}}}},)",
+        tid, ts, corr, name, 5000 + 10 * corr);
+  };
+  const char* fprop = "sm90_xmma_fprop_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc";
+  const char* dgrad = "sm90_xmma_dgrad_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc";
+  const char* wgrad = "sm90_xmma_wgrad_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc";
+  op(1, "aten::relu_", 100, 10, 1);
+  op(1, "aten::conv2d", 120, 20, 2);
+  op(1, "aten::convolution", 122, 16, 3);
+  kernel(1, fprop, 125);  // 0: input from relu_
+  op(1, "aten::relu_", 150, 10, 4);
+  op(1, "aten::max_pool2d", 170, 10, 5);
+  op(1, "aten::conv2d", 190, 20, 6);
+  op(1, "aten::convolution", 192, 16, 7);
+  kernel(1, fprop, 195);  // 1: input from max pooling
+  op(1, "aten::relu_", 220, 10, 8);
+  op(2, "autograd::engine::evaluate_function: ConvolutionBackward0", 300, 30, 7);
+  kernel(2, dgrad, 305);  // 2: gradient through relu_
+  kernel(2, wgrad, 310);  // 3: that gradient, and a pooled input
+  op(2, "autograd::engine::evaluate_function: ConvolutionBackward0", 400, 30, 3);
+  kernel(2, dgrad, 405);  // 4: gradient through relu_
+  kernel(2, wgrad, 410);  // 5: that gradient, and a ReLU's output
+  auto parse = [&](const std::string& events) {
+    return parse_kineto(
+        R"({"deviceProperties": [{"id": 0, "name": "NVIDIA H200", "numSms": 132}], "traceEvents": [)" +
+            events.substr(0, events.size() - 1) + "]}",
+        "relu.json");
+  };
+  const Workload w = parse(ev);
+  ASSERT_EQ(w.kernels.size(), 6u);
+  const int expected[] = {1, 0, 1, 1, 1, 2};
+  for (std::size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(w.kernels[i].cls, KernelClass::conv) << i;
+    EXPECT_EQ(w.kernels[i].work.zeroed_operands, expected[i]) << i;
+  }
+  // Sequence numbers count per forward thread: when a second one also used
+  // 7, the first node names no operator and its kernels stay dense.
+  op(3, "aten::convolution", 250, 10, 7);
+  const Workload two = parse(ev);
+  const int ambiguous[] = {1, 0, 0, 0, 1, 2};
+  for (std::size_t i = 0; i < 6; ++i)
+    EXPECT_EQ(two.kernels[i].work.zeroed_operands, ambiguous[i]) << i;
+}
+
 TEST(KinetoReader, ReadTraceDispatchesOnContent) {
   EXPECT_EQ(detect_trace_format(test_data("mini_event_wait.json")), TraceFormat::kineto);
   EXPECT_EQ(read_trace(test_data("mini_event_wait.json")).kernels.size(), 3u);

@@ -50,6 +50,7 @@ void expect_identical(const Workload& a, const Workload& b) {
     EXPECT_EQ(x.work.instructions_source, y.work.instructions_source);
     EXPECT_EQ(x.correlation, y.correlation);
     EXPECT_EQ(x.work.l2_excess_bytes, y.work.l2_excess_bytes);
+    EXPECT_EQ(x.work.zeroed_operands, y.work.zeroed_operands);
   }
   EXPECT_EQ(a.iteration_rule, b.iteration_rule);
   EXPECT_EQ(a.steady_iterations, b.steady_iterations);
@@ -157,6 +158,28 @@ TEST(NativeFormat, Version4CarriesTheL2Excess) {
       [&] { parse_native("# dvfsim-trace v4\n" + head + kernel + "\t-1" + tail, "bad.dvfsim"); });
   EXPECT_CONTAINS(negative, "bad.dvfsim:");
   EXPECT_CONTAINS(negative, "field 'l2_excess_bytes': must be >= 0");
+}
+
+// Version 5 adds how many of a matrix kernel's operands a ReLU zeroed (27th
+// field); a v4 file reads as none; a count above two is refused naming the
+// field.
+TEST(NativeFormat, Version5CarriesTheZeroedOperands) {
+  const std::string head = "iterations=1\n@names 2\n0\t\n1\tk\n@kernels 1\n";
+  const std::string kernel =
+      "1\t0\t7\t0\t1\t1\t1\t1\t1\t1\t0\t0\t100\t200\tconv\tbackward\t0\t-1\t5000\t1e9\t"
+      "4096\tshapes\t12\testimated\t9\t0";
+  const std::string tail = "\n@syncs 0\n@event_waits 0\n@iteration_begin 2\n0\n1\n@end\n";
+  const Workload v4 = parse_native("# dvfsim-trace v4\n" + head + kernel + tail, "v4.dvfsim");
+  ASSERT_EQ(v4.kernels.size(), 1u);
+  EXPECT_EQ(v4.kernels[0].work.zeroed_operands, 0);
+  const Workload v5 =
+      parse_native("# dvfsim-trace v5\n" + head + kernel + "\t2" + tail, "v5.dvfsim");
+  EXPECT_EQ(v5.kernels[0].work.zeroed_operands, 2);
+  expect_identical(v5, parse_native(format_native(v5), "again.dvfsim"));
+  const std::string three = error_of(
+      [&] { parse_native("# dvfsim-trace v5\n" + head + kernel + "\t3" + tail, "bad.dvfsim"); });
+  EXPECT_CONTAINS(three, "bad.dvfsim:");
+  EXPECT_CONTAINS(three, "field 'zeroed_operands': must be 0, 1 or 2");
 }
 
 TEST(NativeFormat, RefusesSteadyIterationsOutsideTheTrace) {
