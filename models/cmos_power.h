@@ -4,8 +4,9 @@
 //     + (u_busy·busy + u_c·compute + u_c16·(fp16 - 1)·compute + u_s·simt
 //        + u_sm·simt_matrix + u_l2·l2_excess)·V²·fc + u_m·mem_active·fm     (a kernel)
 // u_c: tensor-core utilisation, u_c16: its part on fp16 operands (fp16 =
-// fp16_tensor_power, 1 when absent), u_s: SIMT issue utilisation (warp instructions
-// per scheduler cycle), u_sm: FP32 FLOPs of a matrix product on the SIMT pipes
+// fp16_tensor_power, 1 when absent; likewise the parts with one or two operands
+// a ReLU zeroed draw tensor_power_zeroed1 or 2 of the tensor term), u_s: SIMT issue utilisation
+// (warp instructions per scheduler cycle), u_sm: FP32 FLOPs of a matrix product on the SIMT pipes
 // over the FP32 peak (its operands' traffic through shared memory and the
 // register file, beyond the issue term; docs/calibration.md), u_l2: L2 traffic beyond
 // streaming at the L2 peak (the partly used sectors of a layout-changing copy;
@@ -36,6 +37,10 @@ struct CmosParams {
   // The tensor term on fp16 operands over the term on bf16 (random data both);
   // 1 when the file gives none.
   double fp16_tensor_power = 1.0;
+  // The tensor term with one / both operands zeroed by a ReLU (about half
+  // their values zero) over the term on random data; 1 when the file gives none.
+  double tensor_power_zeroed1 = 1.0;
+  double tensor_power_zeroed2 = 1.0;
   // Share of the memory-active and of the compute (tensor + SIMT) power that
   // comes from data toggling: gone when the data are constant (zeros), all
   // there for random data (the default). 0 when the file gives none.

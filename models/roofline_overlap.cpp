@@ -152,6 +152,8 @@ std::vector<KernelCost> RooflineOverlap::prepare(const Workload& w, const Device
       if (f < 0) f = static_cast<std::int8_t>(fp16_operands(w.name(k)));
       kc.fp16 = f > 0;
     }
+    // Operand zeros change what the tensor cores draw; SIMT pipes: not measured.
+    if (kc.tensor) kc.zeroed_operands = k.work.zeroed_operands;
     kc.simt_matrix = !kc.tensor && (k.cls == KernelClass::gemm || k.cls == KernelClass::conv ||
                                     k.cls == KernelClass::attention);
     kc.flops = k.work.flops * (kc.tensor ? tensor_rate_cost(pipe) : 1.0);

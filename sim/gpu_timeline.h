@@ -412,6 +412,8 @@ inline void add_saturating(Utilisation& acc, const Utilisation& u) {
   acc.simt_matrix = std::min(1.0, acc.simt_matrix + u.simt_matrix);
   acc.compute_fp16 = std::min(acc.compute, acc.compute_fp16 + u.compute_fp16);
   acc.l2_excess = std::min(1.0, acc.l2_excess + u.l2_excess);
+  acc.compute_zeroed1 = std::min(acc.compute, acc.compute_zeroed1 + u.compute_zeroed1);
+  acc.compute_zeroed2 = std::min(acc.compute, acc.compute_zeroed2 + u.compute_zeroed2);
 }
 }  // namespace timeline_detail
 

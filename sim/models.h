@@ -40,6 +40,10 @@ struct KernelCost {
   // A tensor-core kernel on fp16 operands (fp16_operands, sim/workload.h): its
   // tensor utilisation also counts as Utilisation::compute_fp16.
   bool fp16 = false;
+  // How many of a tensor-core kernel's two operands a ReLU zeroed
+  // (Work::zeroed_operands; 0 for every other kernel): its tensor utilisation
+  // also counts as Utilisation::compute_zeroed1 or compute_zeroed2.
+  std::uint8_t zeroed_operands = 0;
   // L2 traffic beyond a streaming kernel's (Work::l2_excess_bytes): the
   // power models' `l2_excess` term, no time.
   double l2_excess_bytes = 0.0;
@@ -58,7 +62,8 @@ struct KernelCost {
 // DRAM runs at peak bandwidth, `simt` every warp scheduler issues an instruction each cycle (warp
 // instructions / (SMs x schedulers x clock x time)), `simt_matrix` the FP32 SIMT pipes run a
 // matrix product's FLOPs at their peak (FP32 FLOP/s of KernelCost::simt_matrix kernels over the
-// FP32 peak), `compute_fp16` the part of `compute` whose operands are fp16, `l2_excess` the L2
+// FP32 peak), `compute_fp16` the part of `compute` whose operands are fp16, `compute_zeroed1` and
+// `compute_zeroed2` the parts whose one or two operands a ReLU zeroed, `l2_excess` the L2
 // moves traffic beyond streaming at its peak rate (KernelCost::l2_excess_bytes per second over
 // RooflineParams::l2_bytes_per_clock x the core clock). Time-weighted averages
 // of Utilisation are valid Utilisations; power models must be linear in them (the governor relies
@@ -71,6 +76,10 @@ struct Utilisation {
   double simt_matrix = 0.0;
   double compute_fp16 = 0.0;  // the part of `compute` on fp16 operands (KernelCost::fp16)
   double l2_excess = 0.0;
+  // The parts of `compute` with one and with two operands zeroed by a ReLU
+  // (KernelCost::zeroed_operands).
+  double compute_zeroed1 = 0.0;
+  double compute_zeroed2 = 0.0;
 
   // Accumulating activity over an interval: adds `u` held for `w` (ns).
   void add(const Utilisation& u, double w) {
@@ -81,11 +90,14 @@ struct Utilisation {
     simt_matrix += u.simt_matrix * w;
     compute_fp16 += u.compute_fp16 * w;
     l2_excess += u.l2_excess * w;
+    compute_zeroed1 += u.compute_zeroed1 * w;
+    compute_zeroed2 += u.compute_zeroed2 * w;
   }
   // The accumulation divided by the interval's length: the time-weighted average.
   Utilisation per(double interval) const {
-    return {busy / interval,        compute / interval,      memory / interval,   simt / interval,
-            simt_matrix / interval, compute_fp16 / interval, l2_excess / interval};
+    return {busy / interval,      compute / interval,         memory / interval,
+            simt / interval,      simt_matrix / interval,     compute_fp16 / interval,
+            l2_excess / interval, compute_zeroed1 / interval, compute_zeroed2 / interval};
   }
 };
 

@@ -449,8 +449,9 @@ PlanMemo::Key PlanMemo::key(const KernelPlanInput& in) {
   for (const ItemSpec& it : in.kernels) {
     const KernelCost& k = it.cost;
     blob << k.fixed_ns << k.compute_ns_mhz << k.memory_ns_mhz << k.flops << k.dram_bytes
-         << k.instructions << k.tensor << k.simt_matrix << k.fp16 << k.l2_excess_bytes << k.sm_share
-         << k.drain_ns << it.time_scale << it.gap_ns << it.floor_ns << it.max_core_mhz << it.count;
+         << k.instructions << k.tensor << k.simt_matrix << k.fp16 << k.zeroed_operands
+         << k.l2_excess_bytes << k.sm_share << k.drain_ns << it.time_scale << it.gap_ns
+         << it.floor_ns << it.max_core_mhz << it.count;
   }
   for (const std::uint32_t g : in.group_of_kernel) blob << g;
   KeyBytes rest;

@@ -443,6 +443,74 @@ TEST(Calibrate, TheFp16RatioComesFromTheDataRows) {
   EXPECT_NEAR(shipped, ratio, 0.005);  // h200.yaml rounds it to 1.09
 }
 
+// tensor_power_zeroed1 / 2 of h200.yaml from the same session's rows: the
+// 8192^3 GEMM at the power limit with A = relu(N(0, 1)) (half zeros), and with
+// A and B so, against random operands. Each row's tensor term is what its
+// measurement leaves (scaled by the random row's model/measured ratio) over
+// the predicted one. Held out: the VGG-sized convolution on ReLU input against
+// the same convolution on random input, 0.91 of the tensor term.
+TEST(Calibrate, TheZeroedOperandRatiosComeFromTheDataRows) {
+  const auto rows = read_calibration_csv(std::string(DVFSIM_SOURCE_DIR) +
+                                         "/models/calibration/h200/measurements_data.csv");
+  auto row = [&](std::string_view name) {
+    const auto it = std::find_if(rows.begin(), rows.end(),
+                                 [&](const CalibrationRow& r) { return r.name == name; });
+    EXPECT_NE(it, rows.end()) << name;
+    return *it;
+  };
+  const CmosParams p = CmosParams::of(h200());
+  CmosParams twice = p;
+  twice.compute_w_per_v2ghz *= 2.0;  // the tensor term once more
+  auto implied = [&](const CalibrationRow& random, const CalibrationRow& zeroed) {
+    const double scale = predict_row_power_w(h200(), p, random) / random.mean_power_w;
+    const double model = predict_row_power_w(h200(), p, zeroed);
+    const double tensor_w = predict_row_power_w(h200(), twice, zeroed) - model;
+    return 1.0 + (scale * zeroed.mean_power_w - model) / tensor_w;
+  };
+  const CalibrationRow gemm = row("gemm_bf16_m8192_n8192_k8192");
+  const double one = implied(gemm, row("gemm_bf16_m8192_n8192_k8192_relu_random"));
+  const double two = implied(gemm, row("gemm_bf16_m8192_n8192_k8192_relu_relu"));
+  const double conv =
+      implied(row("conv3x3_bf16_n64_c256_56"), row("conv3x3_bf16_n64_c256_56_relu"));
+  EXPECT_NEAR(one, 0.94, 0.01);
+  EXPECT_NEAR(two, 0.76, 0.01);
+  EXPECT_NEAR(p.tensor_power_zeroed1, one, 0.005);  // h200.yaml rounds them
+  EXPECT_NEAR(p.tensor_power_zeroed2, two, 0.005);
+  EXPECT_NEAR(conv, 0.91, 0.01);  // held out: within 0.04 of the GEMM's
+}
+
+// A convolution at half the tensor peak for 100 us at 1980 MHz (V = 1.00)
+// draws 0.5 x 432.824 x 1.98 = 428.5 W of tensor power on random data; with
+// one operand zeroed by a ReLU 6 % of it less (25.7 W), with two 24 % less
+// (102.8 W).
+TEST(H200Model, OperandsZeroedByAReluDrawLessTensorPower) {
+  const Device& d = h200();
+  Workload w = kernels_of({"sm90_xmma_wgrad_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc",
+                           "sm90_xmma_wgrad_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc",
+                           "sm90_xmma_wgrad_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc"},
+                          0.5 * d.tensor_flops_per_s(1980) * 100e-6);
+  for (std::uint8_t z = 0; z < 3; ++z) {
+    w.kernels[z].cls = KernelClass::conv;
+    w.kernels[z].work.zeroed_operands = z;
+  }
+  RooflineOverlap lat(d);
+  const auto costs = lat.prepare(w, d, d);
+  const Clocks c = make_clocks(d, 1980, d.default_memory_mhz);
+  const CmosPower pow(d);
+  const double random = pow.power_w(lat.utilisation(costs[0], c, 100'000), c);
+  const Utilisation one = lat.utilisation(costs[1], c, 100'000);
+  EXPECT_NEAR(one.compute_zeroed1, 0.5, 1e-12);
+  EXPECT_EQ(one.compute_zeroed2, 0.0);
+  EXPECT_NEAR(random - pow.power_w(one, c), 0.06 * 0.5 * 432.824 * 1.98, 1e-3);
+  EXPECT_NEAR(random - pow.power_w(lat.utilisation(costs[2], c, 100'000), c),
+              0.24 * 0.5 * 432.824 * 1.98, 1e-3);
+  // A SIMT kernel keeps no zeroed operands: the ratios were measured on tensor cores.
+  Workload simt =
+      kernels_of({"void cutlass::Kernel<cutlass_80_simt_sgemm_128x128_8x4_nn_align1>"}, 1e9);
+  simt.kernels[0].work.zeroed_operands = 2;
+  EXPECT_EQ(lat.prepare(simt, d, d)[0].zeroed_operands, 0);
+}
+
 // Held out (not fitted): measurements_occupancy.csv, kernels on a few SMs and
 // tiny kernels back to back at 1980 MHz. Before the busy term counted only the
 // SMs a grid occupies outside launch and drain, the tiny kernels read +150 %
