@@ -1,7 +1,11 @@
 // Native format: exact round trip and dispatch.
 #include "traces/native.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <string>
+#include <string_view>
 
 #include "sim/error.h"
 #include "tests/traces/error_util.h"
@@ -139,23 +143,29 @@ TEST(NativeFormat, ReadsVersion2FilesWithoutCorrelationIds) {
 
 // Version 4 adds each kernel's L2 excess (26th field); a v3 file reads as
 // none; a negative one is refused naming the field.
+// A one-kernel native file of `version` whose kernel line is `kernel` (the
+// fields from name_id on), for the tests of what each version added.
+std::string one_kernel_file(std::string_view version, std::string_view kernel) {
+  return fmt::format(
+      "# dvfsim-trace {}\niterations=1\n@names 2\n0\t\n1\tk\n@kernels 1\n{}\n@syncs 0\n"
+      "@event_waits 0\n@iteration_begin 2\n0\n1\n@end\n",
+      version, kernel);
+}
+
 TEST(NativeFormat, Version4CarriesTheL2Excess) {
-  const std::string head = "iterations=1\n@names 2\n0\t\n1\tk\n@kernels 1\n";
   const std::string kernel =
       "1\t0\t7\t0\t1\t1\t1\t1\t1\t1\t0\t0\t100\t200\telementwise\tforward\t0\t-1\t5000\t0\t"
       "4096\tshapes\t12\testimated\t9";
-  const std::string tail = "\n@syncs 0\n@event_waits 0\n@iteration_begin 2\n0\n1\n@end\n";
-  const Workload v3 = parse_native("# dvfsim-trace v3\n" + head + kernel + tail, "v3.dvfsim");
+  const Workload v3 = parse_native(one_kernel_file("v3", kernel), "v3.dvfsim");
   ASSERT_EQ(v3.kernels.size(), 1u);
   EXPECT_EQ(v3.kernels[0].correlation, 9);
   EXPECT_EQ(v3.kernels[0].work.l2_excess_bytes, 0.0);
-  const Workload v4 =
-      parse_native("# dvfsim-trace v4\n" + head + kernel + "\t1536.5" + tail, "v4.dvfsim");
+  const Workload v4 = parse_native(one_kernel_file("v4", kernel + "\t1536.5"), "v4.dvfsim");
   EXPECT_EQ(v4.kernels[0].work.l2_excess_bytes, 1536.5);
   Workload again = parse_native(format_native(v4), "again.dvfsim");
   expect_identical(v4, again);
-  const std::string negative = error_of(
-      [&] { parse_native("# dvfsim-trace v4\n" + head + kernel + "\t-1" + tail, "bad.dvfsim"); });
+  const std::string negative =
+      error_of([&] { parse_native(one_kernel_file("v4", kernel + "\t-1"), "bad.dvfsim"); });
   EXPECT_CONTAINS(negative, "bad.dvfsim:");
   EXPECT_CONTAINS(negative, "field 'l2_excess_bytes': must be >= 0");
 }
@@ -164,20 +174,17 @@ TEST(NativeFormat, Version4CarriesTheL2Excess) {
 // field); a v4 file reads as none; a count above two is refused naming the
 // field.
 TEST(NativeFormat, Version5CarriesTheZeroedOperands) {
-  const std::string head = "iterations=1\n@names 2\n0\t\n1\tk\n@kernels 1\n";
   const std::string kernel =
       "1\t0\t7\t0\t1\t1\t1\t1\t1\t1\t0\t0\t100\t200\tconv\tbackward\t0\t-1\t5000\t1e9\t"
       "4096\tshapes\t12\testimated\t9\t0";
-  const std::string tail = "\n@syncs 0\n@event_waits 0\n@iteration_begin 2\n0\n1\n@end\n";
-  const Workload v4 = parse_native("# dvfsim-trace v4\n" + head + kernel + tail, "v4.dvfsim");
+  const Workload v4 = parse_native(one_kernel_file("v4", kernel), "v4.dvfsim");
   ASSERT_EQ(v4.kernels.size(), 1u);
   EXPECT_EQ(v4.kernels[0].work.zeroed_operands, 0);
-  const Workload v5 =
-      parse_native("# dvfsim-trace v5\n" + head + kernel + "\t2" + tail, "v5.dvfsim");
+  const Workload v5 = parse_native(one_kernel_file("v5", kernel + "\t2"), "v5.dvfsim");
   EXPECT_EQ(v5.kernels[0].work.zeroed_operands, 2);
   expect_identical(v5, parse_native(format_native(v5), "again.dvfsim"));
-  const std::string three = error_of(
-      [&] { parse_native("# dvfsim-trace v5\n" + head + kernel + "\t3" + tail, "bad.dvfsim"); });
+  const std::string three =
+      error_of([&] { parse_native(one_kernel_file("v5", kernel + "\t3"), "bad.dvfsim"); });
   EXPECT_CONTAINS(three, "bad.dvfsim:");
   EXPECT_CONTAINS(three, "field 'zeroed_operands': must be 0, 1 or 2");
 }
