@@ -54,6 +54,8 @@ std::string trace_stats_json(const std::string& path, const TraceStats& s) {
   j.field("instructions_from_shapes_share", s.shapes_instructions_share);
   j.field("layout_change_share", s.layout_change_share);
   j.field("l2_excess_bytes", s.total_l2_excess_bytes);
+  j.field("zeroed1_flops_share", s.zeroed1_flops_share);
+  j.field("zeroed2_flops_share", s.zeroed2_flops_share);
   j.key("per_iteration").begin_array();
   for (const IterationStats& it : s.per_iteration) {
     j.begin_object();

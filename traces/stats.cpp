@@ -43,6 +43,11 @@ TraceStats compute_stats(const Workload& w) {
     if (k.work.instructions_source == InstructionSource::shapes) s.shapes_instructions_time_ns += d;
     if (k.work.l2_excess_bytes > 0) s.layout_change_time_ns += d;
     s.total_l2_excess_bytes += k.work.l2_excess_bytes;
+    if (k.cls == KernelClass::gemm || k.cls == KernelClass::conv) {
+      s.matrix_flops += k.work.flops;
+      if (k.work.zeroed_operands == 1) s.zeroed1_flops_share += k.work.flops;
+      if (k.work.zeroed_operands == 2) s.zeroed2_flops_share += k.work.flops;
+    }
     s.total_instructions += k.work.instructions;
     s.total_flops += k.work.flops;
     s.total_dram_bytes += k.work.dram_bytes;
@@ -71,6 +76,10 @@ TraceStats compute_stats(const Workload& w) {
   s.ncu_share = share(s.ncu_time_ns);
   s.shapes_instructions_share = share(s.shapes_instructions_time_ns);
   s.layout_change_share = share(s.layout_change_time_ns);
+  if (s.matrix_flops > 0) {  // summed FLOPs so far: now their shares
+    s.zeroed1_flops_share /= s.matrix_flops;
+    s.zeroed2_flops_share /= s.matrix_flops;
+  }
   for (std::size_t i = 0; i < s.per_iteration.size(); ++i) {
     if (first_start[i] == kMax) continue;
     std::size_t next = i + 1;
@@ -140,6 +149,11 @@ void print_stats(const TraceStats& s, std::ostream& out) {
                "layout changes   {:.1f} % of GPU time: copies that change the memory layout, "
                "{:.2f} GB of L2 traffic beyond streaming\n",
                100.0 * s.layout_change_share, s.total_l2_excess_bytes * 1e-9);
+  if (s.zeroed1_flops_share + s.zeroed2_flops_share > 0)
+    fmt::print(out,
+               "ReLU operands    {:.1f} % of matrix FLOPs read one operand a ReLU zeroed, "
+               "{:.1f} % two (less tensor power)\n",
+               100.0 * s.zeroed1_flops_share, 100.0 * s.zeroed2_flops_share);
   fmt::print(out, "\n");
 
   const auto steady = [&](std::size_t i) {

@@ -49,7 +49,12 @@ struct TraceStats {
   std::int64_t layout_change_time_ns = 0;        // ... with Work::l2_excess_bytes > 0
   double layout_change_share = 0.0;              // that over gpu_time_ns
   double total_l2_excess_bytes = 0.0;            // Work::l2_excess_bytes, summed
-  double total_instructions = 0.0;               // warp instructions
+  // FLOPs of gemm and conv kernels, and the shares of them with one and with
+  // two operands a ReLU zeroed (Work::zeroed_operands).
+  double matrix_flops = 0.0;
+  double zeroed1_flops_share = 0.0;
+  double zeroed2_flops_share = 0.0;
+  double total_instructions = 0.0;  // warp instructions
   double total_flops = 0.0;
   double total_dram_bytes = 0.0;
 };

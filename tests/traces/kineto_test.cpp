@@ -236,6 +236,13 @@ TEST(KinetoReader, OperandsZeroedByAReluFromTheOperatorSequence) {
     EXPECT_EQ(w.kernels[i].cls, KernelClass::conv) << i;
     EXPECT_EQ(w.kernels[i].work.zeroed_operands, expected[i]) << i;
   }
+  // `trace info`: six 5 us convolutions of equal (fallback) FLOPs, four with
+  // one zeroed operand, one with two.
+  ASSERT_GT(w.kernels[0].work.flops, 0.0);
+  const TraceStats st = compute_stats(w);
+  EXPECT_NEAR(st.matrix_flops, 6 * w.kernels[0].work.flops, 1e-6 * st.matrix_flops);
+  EXPECT_NEAR(st.zeroed1_flops_share, 4.0 / 6.0, 1e-12);
+  EXPECT_NEAR(st.zeroed2_flops_share, 1.0 / 6.0, 1e-12);
   // Sequence numbers count per forward thread: when a second one also used
   // 7, the first node names no operator and its kernels stay dense.
   op(3, "aten::convolution", 250, 10, 7);
