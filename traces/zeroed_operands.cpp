@@ -14,6 +14,16 @@ bool is_relu(std::string_view op) {
   return op == "aten::relu" || op == "aten::relu_";
 }
 
+// Whether a kernel name says the pass `p`grad (p = 'd' or 'w'), in either case
+// of its first letter: cuDNN writes `dgrad_engine` and `winogradWgradData`.
+bool contains_pass(std::string_view name, char p) {
+  const char upper = static_cast<char>(p - 'a' + 'A');
+  for (std::size_t at = name.find("grad"); at != std::string_view::npos;
+       at = name.find("grad", at + 1))
+    if (at > 0 && (name[at - 1] == p || name[at - 1] == upper)) return true;
+  return false;
+}
+
 // Operators that pass a ReLU's zeros on unchanged (or add more).
 bool keeps_zeros(std::string_view op) {
   static constexpr std::string_view kNames[] = {
@@ -111,8 +121,8 @@ std::size_t mark_zeroed_operands(Workload& w, std::vector<OpSpan> spans,
       const Thread& ft = threads.at(f->second.first);
       const std::ptrdiff_t fj = f->second.second;
       const std::string_view name = w.name(k);
-      const bool wgrad = name.find("wgrad") != std::string_view::npos;
-      const bool dgrad = name.find("dgrad") != std::string_view::npos;
+      const bool wgrad = contains_pass(name, 'w');
+      const bool dgrad = contains_pass(name, 'd');
       if (wgrad == dgrad) continue;                 // neither (or both): not known
       const int gradient = ft.relu_beside(fj, +1);  // the output's gradient
       zeroed = gradient + (wgrad ? static_cast<int>(ft.relu_beside(fj, -1)) : 0);

@@ -219,7 +219,8 @@ TEST(KinetoReader, OperandsZeroedByAReluFromTheOperatorSequence) {
   op(1, "aten::relu_", 220, 10, 8);
   op(2, "autograd::engine::evaluate_function: ConvolutionBackward0", 300, 30, 7);
   kernel(2, dgrad, 305);  // 2: gradient through relu_
-  kernel(2, wgrad, 310);  // 3: that gradient, and a pooled input
+  // 3: that gradient, and a pooled input (cuDNN spells some passes "Wgrad")
+  kernel(2, "void cudnn::winograd_nonfused::winogradWgradData4x4<float, float>", 310);
   op(2, "autograd::engine::evaluate_function: ConvolutionBackward0", 400, 30, 3);
   kernel(2, dgrad, 405);  // 4: gradient through relu_
   kernel(2, wgrad, 410);  // 5: that gradient, and a ReLU's output
