@@ -69,8 +69,8 @@ struct Thread {
 
 }  // namespace
 
-std::size_t mark_zeroed_operands(Workload& w, std::vector<OpSpan> spans,
-                                 std::span<const std::int64_t> host_tids) {
+void mark_zeroed_operands(Workload& w, std::vector<OpSpan> spans,
+                          std::span<const std::int64_t> host_tids) {
   std::sort(spans.begin(), spans.end(), [](const OpSpan& a, const OpSpan& b) {
     return a.tid != b.tid
                ? a.tid < b.tid
@@ -103,7 +103,6 @@ std::size_t mark_zeroed_operands(Workload& w, std::vector<OpSpan> spans,
     }
   }
 
-  std::size_t marked = 0;
   for (std::size_t i = 0; i < w.kernels.size() && i < host_tids.size(); ++i) {
     Kernel& k = w.kernels[i];
     if (k.cls != KernelClass::gemm && k.cls != KernelClass::conv) continue;
@@ -128,9 +127,7 @@ std::size_t mark_zeroed_operands(Workload& w, std::vector<OpSpan> spans,
       zeroed = gradient + (wgrad ? static_cast<int>(ft.relu_beside(fj, -1)) : 0);
     }
     k.work.zeroed_operands = static_cast<std::uint8_t>(zeroed);
-    marked += zeroed > 0;
   }
-  return marked;
 }
 
 }  // namespace dvfsim
