@@ -246,7 +246,8 @@ std::shared_ptr<const Prepared> RunCache::prepared(
     const ModelOptions& options) {
   // The workload and device caches keep every object for the process, so
   // their addresses identify them.
-  const auto key = std::make_tuple(w.get(), target.get(), options.data_activity);
+  const auto key =
+      std::make_tuple(w.get(), target.get(), options.data_activity, options.zeroed_operands);
   {
     const std::lock_guard<std::mutex> lock(m_);
     if (const auto it = prepared_.find(key); it != prepared_.end()) return it->second;

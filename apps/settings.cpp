@@ -63,6 +63,17 @@ const std::vector<EngineSetting>& engine_settings() {
        [](JsonWriter& j, std::string_view key, const RunSettings& s) {
          j.field(key, s.models.data_activity);
        }},
+      {"zeroed_operands",
+       "on (the default): tensor-core work on operands a ReLU zeroed draws the device's "
+       "tensor_power_zeroed1/2; off: the tensor power of random data (docs/design.md)",
+       [](RunSettings& s, const std::string& v) {
+         if (v != "on" && v != "off")
+           throw InputError(fmt::format("--set zeroed_operands={}: expected on or off", v));
+         s.models.zeroed_operands = v == "on";
+       },
+       [](JsonWriter& j, std::string_view key, const RunSettings& s) {
+         j.field(key, s.models.zeroed_operands ? "on" : "off");
+       }},
       {"host_overhead",
        "profiler host-overhead correction of Kineto traces: off, auto (the default, 2.06) or "
        "a factor in [1, 100] (docs/validation.md)",

@@ -93,8 +93,15 @@ CmosParams CmosParams::with_data_activity(double activity) const {
   return p;
 }
 
+namespace {
+CmosParams options_applied(CmosParams p, const ModelOptions& o) {
+  if (!o.zeroed_operands) p.tensor_power_zeroed1 = p.tensor_power_zeroed2 = 1.0;
+  return p.with_data_activity(o.data_activity);
+}
+}  // namespace
+
 CmosPower::CmosPower(const Device& d, const ModelOptions& o)
-    : CmosPower(d, CmosParams::of(d).with_data_activity(o.data_activity)) {}
+    : CmosPower(d, options_applied(CmosParams::of(d), o)) {}
 
 CmosPower::CmosPower(const Device& d, const CmosParams& p) : p_(p) {
   form_.busy_w_per_v2ghz = p_.busy_w_per_v2ghz;

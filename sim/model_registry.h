@@ -40,6 +40,9 @@ struct ModelOptions {
   // calibration's data; 0: constant data). Power models with data-dependent
   // terms scale them; others ignore it.
   double data_activity = 1.0;
+  // Whether tensor-core work on operands a ReLU zeroed draws the device's
+  // tensor_power_zeroed1/2 (true, the default) or random data's power.
+  bool zeroed_operands = true;
 };
 
 struct ModelInfo {

@@ -504,6 +504,11 @@ TEST(H200Model, OperandsZeroedByAReluDrawLessTensorPower) {
   EXPECT_NEAR(random - pow.power_w(one, c), 0.06 * 0.5 * 432.824 * 1.98, 1e-3);
   EXPECT_NEAR(random - pow.power_w(lat.utilisation(costs[2], c, 100'000), c),
               0.24 * 0.5 * 432.824 * 1.98, 1e-3);
+  // --set zeroed_operands=off: random data's tensor power.
+  ModelOptions off;
+  off.zeroed_operands = false;
+  const CmosPower plain(d, off);
+  EXPECT_DOUBLE_EQ(plain.power_w(lat.utilisation(costs[2], c, 100'000), c), random);
   // A SIMT kernel keeps no zeroed operands: the ratios were measured on tensor cores.
   Workload simt =
       kernels_of({"void cutlass::Kernel<cutlass_80_simt_sgemm_128x128_8x4_nn_align1>"}, 1e9);
