@@ -90,6 +90,12 @@ TEST(BadInput, DataActivityOutsideZeroToOne) {
                {"data_activity=1.5", "[0, 1]"});
 }
 
+TEST(BadInput, ZeroedOperandsNeitherOnNorOff) {
+  expect_error(run_dvfsim(run_args(DVFSIM_SHIPPED_TRACE,
+                                   "--device h200 --policy native --set zeroed_operands=yes")),
+               {"zeroed_operands=yes", "expected on or off"});
+}
+
 TEST(BadInput, PowerLimitOutsideTheDevicesRange) {
   expect_error(run_dvfsim(run_args(DVFSIM_SHIPPED_TRACE,
                                    "--device h200 --policy static --set core_mhz=1410 "

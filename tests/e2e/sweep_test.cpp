@@ -119,6 +119,7 @@ TEST(Sweep, TinyProductWritesResultsAndResumes) {
                           "oracle",
                           "memory_stall_us",
                           "data_activity",
+                          "zeroed_operands",
                           "core_mhz",
                           "time_s",
                           "energy_j",
