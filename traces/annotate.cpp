@@ -20,9 +20,6 @@ using Shape = std::vector<std::int64_t>;
 bool contains(std::string_view s, std::string_view needle) {
   return s.find(needle) != std::string_view::npos;
 }
-bool starts_with(std::string_view s, std::string_view p) {
-  return s.substr(0, p.size()) == p;
-}
 
 double numel(const Shape& s) {
   double n = 1;
@@ -476,7 +473,7 @@ std::optional<MultiTensorCost> multi_tensor_cost(std::string_view o) {
   if (contains(o, "adam")) return MultiTensorCost{28, 14};
   if (contains(o, "sgd")) return MultiTensorCost{20, 4};
   if (contains(o, "adagrad")) return MultiTensorCost{20, 6};
-  if (starts_with(o, "_foreach_") || starts_with(o, "foreach_")) return MultiTensorCost{8, 1};
+  if (o.starts_with("_foreach_") || o.starts_with("foreach_")) return MultiTensorCost{8, 1};
   return std::nullopt;
 }
 

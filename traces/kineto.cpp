@@ -32,9 +32,6 @@ namespace {
 
 namespace dom = simdjson::dom;
 
-bool starts_with(std::string_view s, std::string_view p) {
-  return s.substr(0, p.size()) == p;
-}
 bool contains(std::string_view s, std::string_view n) {
   return s.find(n) != std::string_view::npos;
 }
@@ -234,7 +231,7 @@ std::int64_t external_id(dom::object args, std::int64_t fallback) {
 // An AMD GPU: the driver's name, or a gfx architecture name.
 bool is_amd_device(std::string_view name) {
   return contains(name, "AMD") || contains(name, "Radeon") || contains(name, "Instinct") ||
-         starts_with(name, "gfx");
+         name.starts_with("gfx");
 }
 
 std::int64_t tid_of(dom::object ev) {
@@ -245,15 +242,14 @@ SyncKind sync_kind(std::string_view name) {
   if (name == "cudaDeviceSynchronize" || name == "cuCtxSynchronize") return SyncKind::device;
   if (name == "cudaStreamSynchronize" || name == "cuStreamSynchronize") return SyncKind::stream;
   if (name == "cudaEventSynchronize" || name == "cuEventSynchronize") return SyncKind::event;
-  if ((starts_with(name, "cudaMemcpy") || starts_with(name, "cuMemcpy")) &&
-      !contains(name, "Async"))
+  if ((name.starts_with("cudaMemcpy") || name.starts_with("cuMemcpy")) && !contains(name, "Async"))
     return SyncKind::copy;
   return SyncKind::none;
 }
 
 bool is_collective(std::string_view op_name) {
-  return op_name == "record_param_comms" || starts_with(op_name, "c10d::") ||
-         starts_with(op_name, "nccl:");
+  return op_name == "record_param_comms" || op_name.starts_with("c10d::") ||
+         op_name.starts_with("nccl:");
 }
 
 // {"args":{...}} with only the members of `args` that to_op_call reads
@@ -859,7 +855,7 @@ Workload kineto_from(ByteSource& src, const std::string& path, const TraceOption
     if (c == Cat::runtime) {
       dom::object args;
       if (ev["args"].get(args) != simdjson::SUCCESS) ctx.fail("args", "missing");
-      if (starts_with(name, "hip")) ++hip_calls;
+      if (name.starts_with("hip")) ++hip_calls;
       RuntimeCall r{};
       r.sync = sync_kind(name);
       r.ts_ns = ctx.ts_ns(ev, stamps);
@@ -882,9 +878,9 @@ Workload kineto_from(ByteSource& src, const std::string& path, const TraceOption
     if (c == Cat::gpu_annotation) return;
     // Step and optimizer markers: record_function ranges, whatever CPU
     // category this PyTorch version files them under.
-    const bool step = starts_with(name, "ProfilerStep#");
-    const bool optimizer = starts_with(name, "Optimizer.step#");
-    const bool zero_grad = starts_with(name, "Optimizer.zero_grad#");
+    const bool step = name.starts_with("ProfilerStep#");
+    const bool optimizer = name.starts_with("Optimizer.step#");
+    const bool zero_grad = name.starts_with("Optimizer.zero_grad#");
     if (step || optimizer || zero_grad) {
       const std::int64_t ts = ctx.ts_ns(ev, stamps);
       const Interval iv{ts, ts + ctx.dur_ns(ev)};
@@ -903,7 +899,7 @@ Workload kineto_from(ByteSource& src, const std::string& path, const TraceOption
       const std::int64_t ext = external_id(args, -1);
       const std::int64_t ts = ctx.ts_ns(ev, stamps);
       const std::int64_t dur = ctx.dur_ns(ev);
-      if (starts_with(name, "autograd::engine::evaluate_function"))
+      if (name.starts_with("autograd::engine::evaluate_function"))
         autograd_ops[tid_of(ev)].add({ts, ts + dur});
       op_spans.push_back(
           {tid_of(ev), ts, ts + dur, pool(name), optional_int(args, "Sequence number", -1)});

@@ -6,10 +6,6 @@
 namespace dvfsim {
 namespace {
 
-bool starts_with(std::string_view s, std::string_view p) {
-  return s.substr(0, p.size()) == p;
-}
-
 bool is_relu(std::string_view op) {
   return op == "aten::relu" || op == "aten::relu_";
 }
@@ -86,7 +82,7 @@ void mark_zeroed_operands(Workload& w, std::vector<OpSpan> spans,
       tid = s.tid;
       open_end = INT64_MIN;
     }
-    const bool node = starts_with(s.name, "autograd::engine::evaluate_function");
+    const bool node = s.name.starts_with("autograd::engine::evaluate_function");
     if (s.begin_ns >= open_end) {  // a new top-level operator
       th->tops.push_back({s.begin_ns, s.end_ns, s.name, node, node ? s.sequence : -1});
       open_end = s.end_ns;
