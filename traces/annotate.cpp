@@ -1096,15 +1096,22 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
     k.work.source = WorkSource::fallback;
   };
 
+  // cuDNN's layout transforms take their work from their launch (below), not
+  // from their convolution's; names repeat, so each is read once.
+  std::vector<std::int8_t> transform_of(workload.names.size(), -1);
+  const auto is_transform = [&](const Kernel& k) {
+    std::int8_t& t = transform_of[k.name_id];
+    if (t < 0) t = static_cast<std::int8_t>(is_layout_transform_kernel(workload.name(k)));
+    return t > 0;
+  };
+
   // Compute kernels of each operator call, and their summed duration.
   std::vector<std::vector<std::uint32_t>> kernels_of(op_calls.size());
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     const Kernel& k = kernels[i];
     const std::int32_t op = i < activities.size() ? activities[i].op_call : -1;
-    // Layout transforms take their work from their launch (below), not from
-    // their convolution's.
     if (op >= 0 && static_cast<std::size_t>(op) < op_calls.size() && k.cls != KernelClass::memset &&
-        k.cls != KernelClass::memcpy && !is_layout_transform_kernel(workload.name(k)))
+        k.cls != KernelClass::memcpy && !is_transform(k))
       kernels_of[static_cast<std::size_t>(op)].push_back(static_cast<std::uint32_t>(i));
   }
 
@@ -1126,7 +1133,9 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
         facts.op_call >= 0 && static_cast<std::size_t>(facts.op_call) < op_calls.size()
             ? std::span<const OpInput>(op_calls[static_cast<std::size_t>(facts.op_call)].inputs)
             : std::span<const OpInput>();
-    if (const auto lw = layout_transform_work(workload.name(k), k.launch, op_inputs)) {
+    if (const auto lw = is_transform(k)
+                            ? layout_transform_work(workload.name(k), k.launch, op_inputs)
+                            : std::nullopt) {
       // Bytes capped by what the capture device's peak bandwidth moves in the
       // measured duration, as the multi-tensor kernels below.
       const double cap = static_cast<double>(k.work.duration_ns) * 1e-9 * peak;
