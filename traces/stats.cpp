@@ -27,6 +27,7 @@ TraceStats compute_stats(const Workload& w) {
   std::vector<std::int64_t> first_start(s.per_iteration.size(), kMax);
   std::vector<std::int64_t> last_end(s.per_iteration.size(),
                                      std::numeric_limits<std::int64_t>::min());
+  double zeroed1_flops = 0, zeroed2_flops = 0;  // matrix FLOPs with one / two zeroed operands
   for (const Kernel& k : w.kernels) {
     streams.insert(k.stream);
     const std::int64_t d = k.work.duration_ns;
@@ -45,8 +46,8 @@ TraceStats compute_stats(const Workload& w) {
     s.total_l2_excess_bytes += k.work.l2_excess_bytes;
     if (k.cls == KernelClass::gemm || k.cls == KernelClass::conv) {
       s.matrix_flops += k.work.flops;
-      if (k.work.zeroed_operands == 1) s.zeroed1_flops_share += k.work.flops;
-      if (k.work.zeroed_operands == 2) s.zeroed2_flops_share += k.work.flops;
+      if (k.work.zeroed_operands == 1) zeroed1_flops += k.work.flops;
+      if (k.work.zeroed_operands == 2) zeroed2_flops += k.work.flops;
     }
     s.total_instructions += k.work.instructions;
     s.total_flops += k.work.flops;
@@ -76,9 +77,9 @@ TraceStats compute_stats(const Workload& w) {
   s.ncu_share = share(s.ncu_time_ns);
   s.shapes_instructions_share = share(s.shapes_instructions_time_ns);
   s.layout_change_share = share(s.layout_change_time_ns);
-  if (s.matrix_flops > 0) {  // summed FLOPs so far: now their shares
-    s.zeroed1_flops_share /= s.matrix_flops;
-    s.zeroed2_flops_share /= s.matrix_flops;
+  if (s.matrix_flops > 0) {
+    s.zeroed1_flops_share = zeroed1_flops / s.matrix_flops;
+    s.zeroed2_flops_share = zeroed2_flops / s.matrix_flops;
   }
   for (std::size_t i = 0; i < s.per_iteration.size(); ++i) {
     if (first_start[i] == kMax) continue;
