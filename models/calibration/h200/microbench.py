@@ -311,6 +311,8 @@ def build_benches(torch, F, args):
                    Bench("conv3x3_bf16_n64_c256_56_relu", "conv", conv_make(True), conv_flops,
                          conv_bytes, note="as conv3x3_bf16_n64_c256_56 on x = relu(N(0, 1))"),
                    benches[-1]]
+    if args.suite == "traffic":
+        benches = traffic_benches(torch, args) + [benches[-1]]
     if args.suite == "l2":
         # the same elementwise kernels on data that stay in the L2 and on data
         # that stream through DRAM (docs/calibration.md, "Elementwise kernels
@@ -507,6 +509,104 @@ def occupancy_benches(torch, args):
     return benches
 
 
+def build_traffic_lib(out_dir):
+    """nvcc-built kernels of traffic.cu, loaded with ctypes."""
+    import ctypes
+    import subprocess
+    so = os.path.join(out_dir, "traffic.so")
+    subprocess.run(["nvcc", "-O3", "-arch=sm_90", "-shared", "-Xcompiler", "-fPIC", "-o", so,
+                    os.path.join(HERE, "traffic.cu")], check=True)
+    lib = ctypes.CDLL(so)
+    lib.launch_copy.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
+                                ctypes.c_longlong, ctypes.c_int, ctypes.c_uint, ctypes.c_void_p]
+    lib.launch_scatter.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
+                                   ctypes.c_void_p, ctypes.c_longlong, ctypes.c_void_p]
+    return lib
+
+
+def traffic_benches(torch, args):
+    """SMs that stay resident while what they move falls (docs/calibration.md,
+    "SMs that are resident but move little data"): a float4 copy through DRAM
+    and within the L2 on 8 to 1,056 CTAs, the full grid throttled by a
+    __nanosleep after every float4, an atomic scatter, and the occupancy
+    suite's sleeping and FFMA rows on every SM for comparison across boards.
+    Rows carry `grid` and `block` in the details; bytes are the copy's reads
+    and writes (the scatter's: index, value and the read-modify-write)."""
+    lib = build_traffic_lib(args.out)
+    occ = build_occupancy_lib(args.out)
+    dev = "cuda"
+    benches = [Bench("idle_ctx", "idle", kind="idle",
+                     note="CUDA context created, no kernel ever launched")]
+
+    def stream():
+        return torch.cuda.current_stream().cuda_stream
+
+    def copy_bench(where, grid, sleep_ns, block=256):
+        mb, reps = (256, 1) if where == "dram" else (4, 64)
+        n = mb * 2 ** 20 // 16
+
+        def make():
+            src = torch.randn(n * 4, device=dev)
+            dst = torch.empty_like(src)
+
+            def fn(i):
+                rc = lib.launch_copy(grid, block, src.data_ptr(), dst.data_ptr(), n, reps,
+                                     sleep_ns, stream())
+                if rc:
+                    raise RuntimeError(f"k_copy launch failed: cudaError {rc}")
+            return fn
+        tag = f"copy_{where}_g{grid}_b{block}" + (f"_s{sleep_ns}" if sleep_ns else "")
+        b = Bench(tag, "elementwise", make, 0, 2 * 16 * n * reps,
+                  note=f"k_copy<<<{grid}, {block}>>>: {mb} MB to {mb} MB x {reps}, "
+                       f"__nanosleep({sleep_ns}) per float4")
+        b.grid, b.block = grid, block
+        return b
+
+    def scatter_bench(grid=1056, block=256):
+        n, table = 64 * 2 ** 20, 4 * 2 ** 20
+
+        def make():
+            idx = torch.randint(0, table, (n,), device=dev, dtype=torch.int32)
+            val = torch.randn(n, device=dev)
+            out = torch.zeros(table, device=dev)
+
+            def fn(i):
+                rc = lib.launch_scatter(grid, block, idx.data_ptr(), val.data_ptr(),
+                                        out.data_ptr(), n, stream())
+                if rc:
+                    raise RuntimeError(f"k_scatter launch failed: cudaError {rc}")
+            return fn
+        b = Bench(f"scatter_g{grid}_b{block}", "elementwise", make, n, 16 * n,
+                  note=f"k_scatter<<<{grid}, {block}>>>: atomicAdd of {n} values at random "
+                       f"indices into {table} fp32")
+        b.grid, b.block = grid, block
+        return b
+
+    def occ_bench(kind, grid, block):
+        def make():
+            out = torch.empty(max(grid, 1), device=dev, dtype=torch.float32)
+
+            def fn(i):
+                rc = (occ.launch_sleep(grid, block, 4_000_000, stream()) if kind == "sleep" else
+                      occ.launch_ffma(grid, block, out.data_ptr(), 100_000, stream()))
+                if rc:
+                    raise RuntimeError(f"k_{kind} launch failed: cudaError {rc}")
+            return fn
+        flops = 0 if kind == "sleep" else 2 * 16 * 100_000 * grid * block
+        b = Bench(f"{kind}_g{grid}_b{block}", "elementwise", make, flops, 0,
+                  note=f"as the occupancy suite's row of this name")
+        b.grid, b.block = grid, block
+        return b
+
+    for where in ("dram", "l2"):
+        benches += [copy_bench(where, g, 0) for g in (8, 33, 132, 1056)]
+        benches += [copy_bench(where, 1056, s) for s in (4000, 16000, 64000)]
+    benches.append(copy_bench("dram", 66, 0))
+    benches.append(scatter_bench())
+    benches += [occ_bench("sleep", 132, 128), occ_bench("ffma", 132, 256)]
+    return benches
+
+
 class Runner:
     def __init__(self, torch, sampler, args):
         self.torch, self.sampler, self.args = torch, sampler, args
@@ -674,7 +774,7 @@ def main():
     ap.add_argument("--ahead-s", type=float, default=0.03)
     ap.add_argument("--sample-s", type=float, default=0.01)
     ap.add_argument("--only", default="", help="comma-separated benchmark names")
-    ap.add_argument("--suite", choices=("calib", "extra", "occupancy", "burst", "l2", "data"), default="calib")
+    ap.add_argument("--suite", choices=("calib", "extra", "occupancy", "burst", "l2", "data", "traffic"), default="calib")
     ap.add_argument("--no-deep-idle", action="store_true")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)

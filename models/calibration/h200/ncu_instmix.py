@@ -38,9 +38,12 @@ def profiled(fn):
     torch.cuda.cudart().cudaProfilerStop()
 
 
-def micro():
+def micro(suite="calib", out=""):
     import microbench
-    benches = microbench.build_benches(torch, F, SimpleNamespace(suite="calib", only=""))
+    if suite == "traffic":
+        benches = microbench.traffic_benches(torch, SimpleNamespace(out=out))
+    else:
+        benches = microbench.build_benches(torch, F, SimpleNamespace(suite=suite, only=""))
     order = []
     for b in benches:
         if b.kind != "loop" or b.make is None:
@@ -73,14 +76,18 @@ def step(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=("micro", "step"))
+    ap.add_argument("what", choices=("micro", "step", "traffic"))
+    ap.add_argument("--out", default="/tmp", help="where `traffic` builds its kernels")
     ap.add_argument("--preset", default="xl")
     ap.add_argument("--mode", default="train")
     ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--seq", type=int, default=2048)
     ap.add_argument("--warmup", type=int, default=3)
     args = ap.parse_args()
-    micro() if args.what == "micro" else step(args)
+    if args.what == "step":
+        step(args)
+    else:
+        micro("traffic" if args.what == "traffic" else "calib", args.out)
 
 
 if __name__ == "__main__":
