@@ -6,14 +6,11 @@
 # suite: idle, copies, elementwise, GEMMs) and five class captures of
 # traces/capture/run_h200_classes.sh. Read-only NVML, nothing changed.
 #   bash validation/h100/run1.sh OUTDIR
-# Leaves OUTDIR/calib.tar.gz (smi.txt, smi_q.txt, calib.log, calib/) and
+# Leaves OUTDIR/run1.log, OUTDIR/calib.tar.gz (smi.txt, smi_q.txt, calib.log, calib/) and
 # OUTDIR/caps_*.tar (the captures, as run_h200_classes.sh packs them).
-set -u
-export PYTHONUNBUFFERED=1
-out="${1:?usage: run1.sh OUTDIR}"
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-w=$(mktemp -d)
-mkdir -p "$out" "$w/a"
+# ../h200/heldout3/lib.sh: out, root, w, and the log OUTDIR/run1.log
+source "$(dirname "${BASH_SOURCE[0]}")/../h200/heldout3/lib.sh" "${1:-}" run1.log
+mkdir -p "$w/a"
 nvidia-smi -q -d CLOCK,POWER > "$w/a/smi_q.txt"
 nvidia-smi --query-gpu=name,uuid,serial,vbios_version,driver_version,power.draw,power.limit,clocks.max.sm,clocks.max.mem,clocks.mem,temperature.gpu \
   --format=csv | tee "$w/a/smi.txt"

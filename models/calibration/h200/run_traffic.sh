@@ -4,15 +4,13 @@
 # Nsight Compute (--clock-control none) over one launch of each of its
 # kernels. Nothing on the GPU is changed; NVML is read only.
 #   bash models/calibration/h200/run_traffic.sh OUTDIR
-# Leaves OUTDIR/traffic.tar.gz: smi.txt, log.txt (microbench), the suite's
+# Leaves OUTDIR/traffic.log and OUTDIR/traffic.tar.gz: smi.txt, log.txt (microbench), the suite's
 # measurements.csv, samples.csv.gz, device_info.json, bench_details.json,
 # ncu.csv (ncu --csv --page raw) and ncu.out (the benchmarks' ORDER).
-set -u
-export PYTHONUNBUFFERED=1
-out="${1:?usage: run_traffic.sh OUTDIR}"
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-w=$(mktemp -d)
-mkdir -p "$out" "$w/t"
+# validation/h200/heldout3/lib.sh: out, root, w, and the log OUTDIR/traffic.log
+source "$(dirname "${BASH_SOURCE[0]}")/../../../validation/h200/heldout3/lib.sh" "${1:-}" traffic.log
+here="$root/models/calibration/h200"
+mkdir -p "$w/t"
 nvidia-smi --query-gpu=name,uuid,serial,vbios_version,driver_version,power.draw,power.limit,temperature.gpu \
   --format=csv | tee "$w/t/smi.txt"
 timeout 270 python3 "$here/microbench.py" --suite traffic --out "$w/run" > "$w/t/log.txt" 2>&1
