@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# First device call on an H100 SXM (~8 min; prepared 2026-12-05, not yet
-# run): whether h100-sxm.yaml, which takes the H200's calibrated GH100 die
+# First device call on an H100 SXM (282 s on 2026-12-05, board GPU-b903b2e3):
+# whether h100-sxm.yaml, which takes the H200's calibrated GH100 die
 # terms and a labelled HBM3 and idle guess, predicts a measured H100. The
 # calibration microbenchmarks (models/calibration/h200/microbench.py, default
 # suite: idle, copies, elementwise, GEMMs) and five class captures of
@@ -14,11 +14,11 @@ mkdir -p "$w/a"
 nvidia-smi -q -d CLOCK,POWER > "$w/a/smi_q.txt"
 nvidia-smi --query-gpu=name,uuid,serial,vbios_version,driver_version,power.draw,power.limit,clocks.max.sm,clocks.max.mem,clocks.mem,temperature.gpu \
   --format=csv | tee "$w/a/smi.txt"
-timeout 240 python3 "$root/models/calibration/h200/microbench.py" --out "$w/a/calib" > "$w/a/calib.log" 2>&1
+timeout 225 python3 "$root/models/calibration/h200/microbench.py" --out "$w/a/calib" > "$w/a/calib.log" 2>&1
 echo "calib rc=$?"
 tail -32 "$w/a/calib.log"
 tar -C "$w" -czf "$out/calib.tar.gz" a
-OUT="$out" BUDGET=250 timeout 300 bash "$root/traces/capture/run_h200_classes.sh" \
+OUT="$out" BUDGET=190 timeout 215 bash "$root/traces/capture/run_h200_classes.sh" \
   resnet50_train_b128 bert_base_train_b32_t512 gpt3medium_train_b1_t512 llama1b_decode_b1_kv512 \
   llama1b_train_b2_t2048
 echo "classes rc=$?"
