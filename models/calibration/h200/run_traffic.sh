@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device call (~4 min; prepared 2026-12-05, not yet run): the `traffic`
+# One device call (~4 min; run 2026-12-05 on an H100: validation/h100/traffic/): the `traffic`
 # suite of microbench.py (docs/calibration.md, "Kernels on a few SMs") and
 # Nsight Compute (--clock-control none) over one launch of each of its
 # kernels. Nothing on the GPU is changed; NVML is read only.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Sixth device call of validation/h200/ops/ (~2 min; prepared 2026-12-05, not
-# run: no machine was lent for it): run5.sh's
+# Sixth device call of validation/h200/ops/ (~2 min; run once, 2026-12-05, on
+# an H100, the only machine lent: its files are in validation/h100/): run5.sh's
 # operators and the streaming control again on whichever board the lease
 # gives, with MC3-18 and R3D-18 (../heldout7, ../heldout5) captured beside
 # them: whether run5.sh's board (GPU-a841e088, its control 10 % below three
