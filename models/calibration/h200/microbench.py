@@ -390,18 +390,67 @@ def l2_benches(torch, args):
 OCC_GRIDS = (1, 8, 33, 66, 132)
 
 
-def build_occupancy_lib(out_dir):
-    """nvcc-built kernels of occupancy.cu, loaded with ctypes."""
+def build_cuda_lib(out_dir, source, argtypes):
+    """The kernels of `source` (beside this file) built by nvcc into a shared
+    library in out_dir and loaded with ctypes; `argtypes` gives each launcher's
+    argument types by name."""
     import ctypes
     import subprocess
-    so = os.path.join(out_dir, "occupancy.so")
+    so = os.path.join(out_dir, os.path.splitext(source)[0] + ".so")
     subprocess.run(["nvcc", "-O3", "-arch=sm_90", "-shared", "-Xcompiler", "-fPIC", "-o", so,
-                    os.path.join(HERE, "occupancy.cu")], check=True)
+                    os.path.join(HERE, source)], check=True)
     lib = ctypes.CDLL(so)
-    lib.launch_sleep.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_longlong, ctypes.c_void_p]
-    lib.launch_ffma.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
-                                ctypes.c_void_p]
+    for name, types in argtypes.items():
+        getattr(lib, name).argtypes = types
     return lib
+
+
+def build_occupancy_lib(out_dir):
+    """occupancy.cu's k_sleep and k_ffma launchers."""
+    import ctypes as c
+    return build_cuda_lib(out_dir, "occupancy.cu", {
+        "launch_sleep": [c.c_int, c.c_int, c.c_longlong, c.c_void_p],
+        "launch_ffma": [c.c_int, c.c_int, c.c_void_p, c.c_int, c.c_void_p]})
+
+
+SLEEP_CYCLES = 4_000_000  # k_sleep: ~2 ms at 1980 MHz
+FFMA_ITERS = 100_000      # k_ffma: ~2 ms per CTA wave at 1980 MHz
+
+
+def current_stream(torch):
+    return torch.cuda.current_stream().cuda_stream
+
+
+def sleep_bench(torch, lib, grid, block):
+    """k_sleep on `grid` CTAs of `block` threads: warps resident, almost
+    nothing issued (the occupancy and traffic suites)."""
+    def make():
+        def fn(i):
+            rc = lib.launch_sleep(grid, block, SLEEP_CYCLES, current_stream(torch))
+            if rc:
+                raise RuntimeError(f"k_sleep launch failed: cudaError {rc}")
+        return fn
+    b = Bench(f"sleep_g{grid}_b{block}", "elementwise", make, 0, 0,
+              note=f"k_sleep<<<{grid}, {block}>>>: clock64 wait of {SLEEP_CYCLES} cycles "
+                   "in __nanosleep(256) steps")
+    b.grid, b.block = grid, block
+    return b
+
+
+def ffma_bench(torch, lib, grid, block):
+    """k_ffma on `grid` CTAs of `block` threads: register-only FMA chains."""
+    def make():
+        out = torch.empty(max(grid, 1), device="cuda", dtype=torch.float32)
+        def fn(i):
+            rc = lib.launch_ffma(grid, block, out.data_ptr(), FFMA_ITERS, current_stream(torch))
+            if rc:
+                raise RuntimeError(f"k_ffma launch failed: cudaError {rc}")
+        return fn
+    b = Bench(f"ffma_g{grid}_b{block}", "elementwise", make,
+              2 * 16 * FFMA_ITERS * grid * block, 0,
+              note=f"k_ffma<<<{grid}, {block}>>>: 16 independent FMA chains x {FFMA_ITERS}")
+    b.grid, b.block = grid, block
+    return b
 
 
 def occupancy_benches(torch, args):
@@ -411,44 +460,11 @@ def occupancy_benches(torch, args):
     replayed from a CUDA graph. Rows carry `grid` and `block` in the details."""
     lib = build_occupancy_lib(args.out)
     dev = "cuda"
-    sleep_cycles = 4_000_000          # ~2 ms at 1980 MHz
-    ffma_iters = 100_000              # ~2 ms per CTA wave at 1980 MHz
     benches = [Bench("idle_ctx", "idle", kind="idle",
                      note="CUDA context created, no kernel ever launched")]
-
-    def stream():
-        return torch.cuda.current_stream().cuda_stream
-
-    def sleep_bench(grid, block):
-        def make():
-            def fn(i):
-                rc = lib.launch_sleep(grid, block, sleep_cycles, stream())
-                if rc:
-                    raise RuntimeError(f"k_sleep launch failed: cudaError {rc}")
-            return fn
-        b = Bench(f"sleep_g{grid}_b{block}", "elementwise", make, 0, 0,
-                  note=f"k_sleep<<<{grid}, {block}>>>: clock64 wait of {sleep_cycles} cycles "
-                       "in __nanosleep(256) steps")
-        b.grid, b.block = grid, block
-        return b
-
-    def ffma_bench(grid, block):
-        def make():
-            out = torch.empty(max(grid, 1), device=dev, dtype=torch.float32)
-            def fn(i):
-                rc = lib.launch_ffma(grid, block, out.data_ptr(), ffma_iters, stream())
-                if rc:
-                    raise RuntimeError(f"k_ffma launch failed: cudaError {rc}")
-            return fn
-        b = Bench(f"ffma_g{grid}_b{block}", "elementwise", make,
-                  2 * 16 * ffma_iters * grid * block, 0,
-                  note=f"k_ffma<<<{grid}, {block}>>>: 16 independent FMA chains x {ffma_iters}")
-        b.grid, b.block = grid, block
-        return b
-
-    benches += [sleep_bench(g, 128) for g in OCC_GRIDS]
-    benches.append(sleep_bench(132, 1024))
-    benches += [ffma_bench(g, 256) for g in OCC_GRIDS + (264,)]
+    benches += [sleep_bench(torch, lib, g, 128) for g in OCC_GRIDS]
+    benches.append(sleep_bench(torch, lib, 132, 1024))
+    benches += [ffma_bench(torch, lib, g, 256) for g in OCC_GRIDS + (264,)]
 
     bf16 = torch.bfloat16
     def small_gemm(M, N, K):
@@ -510,18 +526,13 @@ def occupancy_benches(torch, args):
 
 
 def build_traffic_lib(out_dir):
-    """nvcc-built kernels of traffic.cu, loaded with ctypes."""
-    import ctypes
-    import subprocess
-    so = os.path.join(out_dir, "traffic.so")
-    subprocess.run(["nvcc", "-O3", "-arch=sm_90", "-shared", "-Xcompiler", "-fPIC", "-o", so,
-                    os.path.join(HERE, "traffic.cu")], check=True)
-    lib = ctypes.CDLL(so)
-    lib.launch_copy.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
-                                ctypes.c_longlong, ctypes.c_int, ctypes.c_uint, ctypes.c_void_p]
-    lib.launch_scatter.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
-                                   ctypes.c_void_p, ctypes.c_longlong, ctypes.c_void_p]
-    return lib
+    """traffic.cu's k_copy and k_scatter launchers."""
+    import ctypes as c
+    return build_cuda_lib(out_dir, "traffic.cu", {
+        "launch_copy": [c.c_int, c.c_int, c.c_void_p, c.c_void_p, c.c_longlong, c.c_int, c.c_uint,
+                        c.c_void_p],
+        "launch_scatter": [c.c_int, c.c_int, c.c_void_p, c.c_void_p, c.c_void_p, c.c_longlong,
+                           c.c_void_p]})
 
 
 def traffic_benches(torch, args):
@@ -538,9 +549,6 @@ def traffic_benches(torch, args):
     benches = [Bench("idle_ctx", "idle", kind="idle",
                      note="CUDA context created, no kernel ever launched")]
 
-    def stream():
-        return torch.cuda.current_stream().cuda_stream
-
     def copy_bench(where, grid, sleep_ns, block=256):
         mb, reps = (256, 1) if where == "dram" else (4, 64)
         n = mb * 2 ** 20 // 16
@@ -551,7 +559,7 @@ def traffic_benches(torch, args):
 
             def fn(i):
                 rc = lib.launch_copy(grid, block, src.data_ptr(), dst.data_ptr(), n, reps,
-                                     sleep_ns, stream())
+                                     sleep_ns, current_stream(torch))
                 if rc:
                     raise RuntimeError(f"k_copy launch failed: cudaError {rc}")
             return fn
@@ -572,7 +580,7 @@ def traffic_benches(torch, args):
 
             def fn(i):
                 rc = lib.launch_scatter(grid, block, idx.data_ptr(), val.data_ptr(),
-                                        out.data_ptr(), n, stream())
+                                        out.data_ptr(), n, current_stream(torch))
                 if rc:
                     raise RuntimeError(f"k_scatter launch failed: cudaError {rc}")
             return fn
@@ -582,28 +590,12 @@ def traffic_benches(torch, args):
         b.grid, b.block = grid, block
         return b
 
-    def occ_bench(kind, grid, block):
-        def make():
-            out = torch.empty(max(grid, 1), device=dev, dtype=torch.float32)
-
-            def fn(i):
-                rc = (occ.launch_sleep(grid, block, 4_000_000, stream()) if kind == "sleep" else
-                      occ.launch_ffma(grid, block, out.data_ptr(), 100_000, stream()))
-                if rc:
-                    raise RuntimeError(f"k_{kind} launch failed: cudaError {rc}")
-            return fn
-        flops = 0 if kind == "sleep" else 2 * 16 * 100_000 * grid * block
-        b = Bench(f"{kind}_g{grid}_b{block}", "elementwise", make, flops, 0,
-                  note=f"as the occupancy suite's row of this name")
-        b.grid, b.block = grid, block
-        return b
-
     for where in ("dram", "l2"):
         benches += [copy_bench(where, g, 0) for g in (8, 33, 132, 1056)]
         benches += [copy_bench(where, 1056, s) for s in (4000, 16000, 64000)]
     benches.append(copy_bench("dram", 66, 0))
     benches.append(scatter_bench())
-    benches += [occ_bench("sleep", 132, 128), occ_bench("ffma", 132, 256)]
+    benches += [sleep_bench(torch, occ, 132, 128), ffma_bench(torch, occ, 132, 256)]
     return benches
 
 
