@@ -152,6 +152,15 @@ def pct(x):
     return s.replace("-", "\u2212")
 
 
+def validate(dvfsim, stem, device="h200", host_overhead="auto"):
+    """`dvfsim hw validate --json` of the capture `stem` (its .kineto.json.gz
+    and .measured.json): the parsed result, or None and dvfsim's error."""
+    cmd = [dvfsim, "hw", "validate", "--trace", stem + ".kineto.json.gz", "--measured",
+           stem + ".measured.json", "--device", device, "--host-overhead", host_overhead, "--json"]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    return (json.loads(out.stdout), "") if out.stdout.strip() else (None, out.stderr.strip())
+
+
 def band(b):
     """How far the host factor's measured range moves the predicted time, and
     whether the measured time lies inside that range (when it moves by 2 % or
@@ -176,15 +185,10 @@ def main():
     for label, stem, cls, bound in CAPTURES:
         if args.only and args.only not in stem:
             continue
-        trace = os.path.join(ROOT, stem + ".kineto.json.gz")
-        measured = os.path.join(ROOT, stem + ".measured.json")
-        cmd = [args.dvfsim, "hw", "validate", "--trace", trace, "--measured", measured,
-               "--device", "h200", "--host-overhead", args.host_overhead, "--json"]
-        out = subprocess.run(cmd, capture_output=True, text=True)
-        if not out.stdout.strip():
-            print(f"{label}: dvfsim failed: {out.stderr.strip()}", file=sys.stderr)
+        r, error = validate(args.dvfsim, os.path.join(ROOT, stem), host_overhead=args.host_overhead)
+        if r is None:
+            print(f"{label}: dvfsim failed: {error}", file=sys.stderr)
             return 1
-        r = json.loads(out.stdout)
         r["label"] = label
         results.append(r)
         c, w, p = r["predicted"], r["raw"], r.get("paired")

@@ -8,17 +8,13 @@ correction; energy with the capture's own host pairing).
 """
 import argparse
 import glob
-import json
 import os
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-
-
-def pct(x):
-    return f"{x:+.2f} %".replace("-", "\u2212")
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from validation_table import pct, validate  # noqa: E402
 
 
 def main():
@@ -29,13 +25,10 @@ def main():
     print("|---|---|---|---|---|---|")
     for trace in sorted(glob.glob(os.path.join(HERE, "*.kineto.json.gz"))):
         stem = trace[: -len(".kineto.json.gz")]
-        r = subprocess.run([args.dvfsim, "hw", "validate", "--trace", trace, "--measured",
-                            stem + ".measured.json", "--device", "h100-sxm", "--json"],
-                           capture_output=True, text=True)
-        if not r.stdout.strip():
-            print(f"{os.path.basename(stem)}: {r.stderr.strip()}", file=sys.stderr)
+        d, error = validate(args.dvfsim, stem, device="h100-sxm")
+        if d is None:
+            print(f"{os.path.basename(stem)}: {error}", file=sys.stderr)
             return 1
-        d = json.loads(r.stdout)
         m, p, pa = d["measured"], d["predicted"], d.get("paired")
         own = pct(pa["energy_error_pct"]) if pa else "n/a"
         print(f"| `{os.path.basename(stem)}` | {m['time_per_iteration_s'] * 1e3:.2f} / "
