@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The H100 table of docs/validation.md ("Another GPU: an H100 SXM"):
 `dvfsim hw validate --device h100-sxm --json` on every capture of this
-folder, one Markdown row each (time and energy per step, default profiler
+folder and of fp8/, one Markdown row each (time and energy per step, default profiler
 correction; energy with the capture's own host pairing).
 
   python3 validation/h100/table.py [--dvfsim build/apps/dvfsim]
@@ -23,7 +23,8 @@ def main():
     args = ap.parse_args()
     print("| capture | measured ms / J / W per step | time | energy | power | own pairing: energy |")
     print("|---|---|---|---|---|---|")
-    for trace in sorted(glob.glob(os.path.join(HERE, "*.kineto.json.gz"))):
+    traces = sorted(glob.glob(os.path.join(HERE, "*.kineto.json.gz")))
+    for trace in traces + sorted(glob.glob(os.path.join(HERE, "fp8", "*.kineto.json.gz"))):
         stem = trace[: -len(".kineto.json.gz")]
         d, error = validate(args.dvfsim, stem, device="h100-sxm")
         if d is None:

@@ -311,6 +311,45 @@ def build_benches(torch, F, args):
                    Bench("conv3x3_bf16_n64_c256_56_relu", "conv", conv_make(True), conv_flops,
                          conv_bytes, note="as conv3x3_bf16_n64_c256_56 on x = relu(N(0, 1))"),
                    benches[-1]]
+    if args.suite == "fp8":
+        # FP8 (e4m3) tensor-core GEMMs through torch._scaled_mm (per-tensor
+        # scales of 1, bf16 output) against the same shapes in bf16
+        # (docs/calibration.md, "FP8 GEMMs"): back to back, where the big ones
+        # run power-capped, and in 10 ms bursts every 100 ms, which the
+        # firmware runs at its top clock
+        e4m3 = torch.float8_e4m3fn
+        def fp8_make(M, N_, K):
+            per_set = M * K + K * N_ + 2 * M * N_
+            sets_n = max(2, min(8, math.ceil(GB / per_set)))
+            def make():
+                one = torch.ones((), device=dev)
+                # _scaled_mm takes its second operand column-major
+                sets = [(randn(M, K).to(e4m3), randn(N_, K).to(e4m3).t()) for _ in range(sets_n)]
+                def fn(i):
+                    a, b = sets[i % sets_n]
+                    torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=bf16)
+                return fn
+            return make, per_set, sets_n
+        def pair(M, N_, K):
+            out = []
+            for tag, maker in (("fp8", fp8_make), ("bf16", gemm_make)):
+                mk, per, n_sets = maker(M, N_, K)
+                out.append(Bench(f"gemm_{tag}_m{M}_n{N_}_k{K}", "gemm_fp8" if tag == "fp8" else "gemm",
+                                 mk, 2 * M * N_ * K, per,
+                                 note=f"{tag} {M}x{N_}x{K}, {n_sets} rotating sets"))
+            return out
+        def burst_pair(M, N_, K, period=0.100, on=0.010):
+            out = []
+            for tag, maker in (("fp8", fp8_make), ("bf16", gemm_make)):
+                mk, per, _ = maker(M, N_, K)
+                out.append(Bench(f"gemm_{tag}_m{M}_n{N_}_k{K}_duty{round(100 * on / period)}_p{round(period * 1e3)}",
+                                 "mixed_fp8" if tag == "fp8" else "mixed", mk, 2 * M * N_ * K, per,
+                                 kind="duty", duty=(period, on),
+                                 note=f"{tag} {M}x{N_}x{K} GEMMs for {on * 1e3:.0f} ms then idle, "
+                                      f"period {period * 1e3:.0f} ms"))
+            return out
+        benches = ([benches[0]] + pair(8192, 8192, 8192) + pair(4096, 4096, 4096) + pair(2048, 8192, 2048)
+                   + burst_pair(8192, 8192, 8192) + burst_pair(4096, 4096, 4096) + [benches[-1]])
     if args.suite == "traffic":
         benches = traffic_benches(torch, args) + [benches[-1]]
     if args.suite == "l2":
@@ -766,17 +805,18 @@ def main():
     ap.add_argument("--ahead-s", type=float, default=0.03)
     ap.add_argument("--sample-s", type=float, default=0.01)
     ap.add_argument("--only", default="", help="comma-separated benchmark names")
-    ap.add_argument("--suite", choices=("calib", "extra", "occupancy", "burst", "l2", "data", "traffic"), default="calib")
+    ap.add_argument("--suite", choices=("calib", "extra", "occupancy", "burst", "l2", "data", "traffic", "fp8"), default="calib")
     ap.add_argument("--no-deep-idle", action="store_true")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    date = time.strftime("%Y-%m-%d", time.gmtime())
-    source = f"measured: h200 {date} microbench.py"
-    if args.suite != "calib":
-        source += f" --suite {args.suite}"
-
     gpu = nr.Gpu(0)
     info = gpu.device_info()            # before any CUDA context exists
+    date = time.strftime("%Y-%m-%d", time.gmtime())
+    # The board measured: the suites run on whatever GPU the machine has.
+    board = f"{info.get('name', 'unknown GPU')} board {str(info.get('uuid', '?'))[:12]}"
+    source = f"measured: {board} {date} microbench.py"
+    if args.suite != "calib":
+        source += f" --suite {args.suite}"
     sampler = nr.Sampler(gpu, args.sample_s)
     sampler.start()
     rows_out, details = [], {}
