@@ -24,10 +24,14 @@ namespace {
 
 // `gemm_fp16` rows are GEMMs on fp16 operands (the tensor term times
 // fp16_tensor_power); `mixed` rows are duty-cycled GEMMs: their FLOPs run on the
-// tensor cores.
+// tensor cores; `gemm_fp8` and `mixed_fp8` rows the same on FP8 operands (a
+// FLOP costs half a 16-bit one: MathPipe::tensor_fp8).
+bool is_fp8_class(const std::string& cls) {
+  return cls == "gemm_fp8" || cls == "mixed_fp8";
+}
 bool is_tensor_class(const std::string& cls) {
   return cls == "gemm" || cls == "gemm_fp16" || cls == "conv" || cls == "attention" ||
-         cls == "mixed";
+         cls == "mixed" || is_fp8_class(cls);
 }
 
 // `gemm_simt` rows are FP32 matrix products on the SIMT pipes (no tensor cores).
@@ -39,6 +43,7 @@ bool is_simt_matrix_class(const std::string& cls) {
 struct Terms {
   double v, v2f, fm_ghz, busy_frac, u_compute, u_simt, u_memory, u_simt_matrix;
   double u_compute_fp16;  // the part of u_compute on fp16 operands (a `gemm_fp16` row)
+  double u_compute_fp8;   // the part on FP8 operands (`gemm_fp8`, `mixed_fp8`)
 };
 
 Terms terms(const Device& d, const RooflineParams& lat, const CalibrationRow& r) {
@@ -59,19 +64,22 @@ Terms terms(const Device& d, const RooflineParams& lat, const CalibrationRow& r)
   const double peak = (tensor ? d.tensor_flops_per_clock_per_sm : d.fp32_flops_per_clock_per_sm) *
                       d.sm_count * r.core_mhz * 1e6;
   const double bw = d.dram_bandwidth_gbs * 1e9 * r.memory_mhz / d.dram_bandwidth_memory_mhz;
-  const double u = r.window_s > 0 && peak > 0 ? std::min(1.0, r.flops / (r.window_s * peak)) : 0.0;
+  const bool fp8 = is_fp8_class(r.cls);
+  const double flops = r.flops * (fp8 ? tensor_rate_cost(MathPipe::tensor_fp8) : 1.0);
+  const double u = r.window_s > 0 && peak > 0 ? std::min(1.0, flops / (r.window_s * peak)) : 0.0;
   t.u_compute = tensor ? u : 0.0;
   t.u_compute_fp16 = r.cls == "gemm_fp16" ? u : 0.0;
+  t.u_compute_fp8 = fp8 ? u : 0.0;
   t.u_simt_matrix = is_simt_matrix_class(r.cls) ? u : 0.0;
   double inst = r.instructions;
   if (inst < 0) {
     const bool simt_matrix = is_simt_matrix_class(r.cls);
-    const auto cls = r.cls == "mixed" || r.cls == "gemm_fp16" || simt_matrix
+    const auto cls = r.cls == "mixed" || r.cls == "gemm_fp16" || simt_matrix || fp8
                          ? std::optional<KernelClass>(KernelClass::gemm)
                          : parse_kernel_class(r.cls);
-    inst = cls ? estimated_instructions(*cls, r.flops, r.dram_bytes,
-                                        simt_matrix ? MathPipe::simt : MathPipe::tensor)
-               : 0.0;
+    const MathPipe pipe =
+        simt_matrix ? MathPipe::simt : (fp8 ? MathPipe::tensor_fp8 : MathPipe::tensor);
+    inst = cls ? estimated_instructions(*cls, r.flops, r.dram_bytes, pipe) : 0.0;
   }
   const double issue = d.issue_per_s(static_cast<std::int32_t>(std::lround(r.core_mhz)));
   t.u_simt = r.window_s > 0 && issue > 0 ? std::min(1.0, inst / (r.window_s * issue)) : 0.0;
@@ -79,10 +87,12 @@ Terms terms(const Device& d, const RooflineParams& lat, const CalibrationRow& r)
   return t;
 }
 
-// Tensor utilisation in bf16 terms: fp16 operands count fp16_tensor_power times
-// (the file's value; calibrate does not fit it, docs/calibration.md "Operand data").
+// Tensor utilisation in bf16 terms: fp16 operands count fp16_tensor_power times,
+// FP8 ones fp8_tensor_power times (the file's values; calibrate does not fit
+// them, docs/calibration.md "Operand data" and "FP8 GEMMs").
 double tensor_utilisation(const CmosParams& p, const Terms& t) {
-  return t.u_compute + (p.fp16_tensor_power - 1.0) * t.u_compute_fp16;
+  return t.u_compute + (p.fp16_tensor_power - 1.0) * t.u_compute_fp16 +
+         (p.fp8_tensor_power - 1.0) * t.u_compute_fp8;
 }
 
 double idle_w(const CmosParams& p, const Terms& t) {
@@ -110,7 +120,7 @@ bool is_idle(const CalibrationRow& r) {
 // Duty-cycled rows: the firmware moves the clock between their busy and idle
 // halves, so one mean clock misdescribes them; they are predicted, not fitted.
 bool is_mixed(const CalibrationRow& r) {
-  return r.cls == "mixed";
+  return r.cls == "mixed" || r.cls == "mixed_fp8";
 }
 
 }  // namespace

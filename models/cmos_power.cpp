@@ -36,6 +36,9 @@ const bool registered = register_model({
             {"memory_idle_w_per_ghz", true, 0, 1e5, "memory clock running, x memory GHz (W/GHz)"},
             {"fp16_tensor_power", false, 0.5, 2,
              "the tensor term on fp16 operands over the term on bf16 (absent: 1)"},
+            {"fp8_tensor_power", false, 0.5, 2,
+             "the tensor term of FP8 work over the term of bf16 work at the same 16-bit-"
+             "equivalent utilisation (absent: 1)"},
             {"tensor_power_zeroed1", false, 0.1, 1.5,
              "the tensor term with one operand zeroed by a ReLU (half its values zero) over "
              "the term on random data (absent: 1)"},
@@ -72,6 +75,7 @@ CmosParams CmosParams::of(const Device& d) {
   c.memory_idle_w_per_ghz = p.number("memory_idle_w_per_ghz");
   // Without them power does not depend on the data (random data).
   c.fp16_tensor_power = p.number_or("fp16_tensor_power", 1.0);
+  c.fp8_tensor_power = p.number_or("fp8_tensor_power", 1.0);
   c.tensor_power_zeroed1 = p.number_or("tensor_power_zeroed1", 1.0);
   c.tensor_power_zeroed2 = p.number_or("tensor_power_zeroed2", 1.0);
   c.data_share_memory = p.number_or("data_share_memory", 0.0);
@@ -111,6 +115,7 @@ CmosPower::CmosPower(const Device& d, const CmosParams& p) : p_(p) {
   form_.l2_excess_w_per_v2ghz = p_.l2_excess_w_per_v2ghz;
   form_.memory_active_w_per_ghz = p_.memory_active_w_per_ghz;
   form_.compute_fp16_extra_w_per_v2ghz = (p_.fp16_tensor_power - 1.0) * p_.compute_w_per_v2ghz;
+  form_.compute_fp8_extra_w_per_v2ghz = (p_.fp8_tensor_power - 1.0) * p_.compute_w_per_v2ghz;
   form_.compute_zeroed1_extra_w_per_v2ghz =
       (p_.tensor_power_zeroed1 - 1.0) * p_.compute_w_per_v2ghz;
   form_.compute_zeroed2_extra_w_per_v2ghz =

@@ -37,6 +37,9 @@ struct CmosParams {
   // The tensor term on fp16 operands over the term on bf16 (random data both);
   // 1 when the file gives none.
   double fp16_tensor_power = 1.0;
+  // The tensor term of FP8 work over the term of bf16 work at the same
+  // 16-bit-equivalent utilisation; 1 when the file gives none.
+  double fp8_tensor_power = 1.0;
   // The tensor term with one / both operands zeroed by a ReLU (about half
   // their values zero) over the term on random data; 1 when the file gives none.
   double tensor_power_zeroed1 = 1.0;

@@ -147,6 +147,7 @@ std::vector<KernelCost> RooflineOverlap::prepare(const Workload& w, const Device
       pipe = static_cast<MathPipe>(p);
     }
     kc.tensor = pipe != MathPipe::simt;
+    kc.fp8 = pipe == MathPipe::tensor_fp8;
     if (pipe == MathPipe::tensor) {
       std::int8_t& f = fp16_of[k.name_id];
       if (f < 0) f = static_cast<std::int8_t>(fp16_operands(w.name(k)));

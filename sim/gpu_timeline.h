@@ -414,6 +414,7 @@ inline void add_saturating(Utilisation& acc, const Utilisation& u) {
   acc.l2_excess = std::min(1.0, acc.l2_excess + u.l2_excess);
   acc.compute_zeroed1 = std::min(acc.compute, acc.compute_zeroed1 + u.compute_zeroed1);
   acc.compute_zeroed2 = std::min(acc.compute, acc.compute_zeroed2 + u.compute_zeroed2);
+  acc.compute_fp8 = std::min(acc.compute, acc.compute_fp8 + u.compute_fp8);
 }
 }  // namespace timeline_detail
 

@@ -170,6 +170,7 @@ struct RooflineForm {
     const I2 matrix = {k.simt_matrix ? -1 : 0, 0};
     u.simt_matrix = reinterpret_cast<V2>(bits(mc) & (has_work & matrix))[0];
     u.compute_fp16 = k.fp16 ? u.compute : 0.0;
+    u.compute_fp8 = k.fp8 ? u.compute : 0.0;
     if (k.zeroed_operands != 0) [[unlikely]]
       (k.zeroed_operands == 1 ? u.compute_zeroed1 : u.compute_zeroed2) = u.compute;
     if (k.tensor && k.simt_matrix) [[unlikely]]  // both (never from the roofline model)
@@ -187,7 +188,8 @@ struct RooflineForm {
   }
 };
 // `cmos`: P = idle(fc) + mem_idle·fm + V²f·(u_busy·busy + u_c·compute + u_c16·compute_fp16
-//           + u_z1·compute_zeroed1 + u_z2·compute_zeroed2 + u_s·simt + u_sm·simt_matrix
+//           + u_c8·compute_fp8 + u_z1·compute_zeroed1 + u_z2·compute_zeroed2 + u_s·simt +
+//           u_sm·simt_matrix
 //           + u_l2·l2_excess) + u_m·mem_active·fm, the per-clock terms tabulated.
 struct CmosForm {
   struct CoreTerms {
@@ -208,6 +210,8 @@ struct CmosForm {
   double memory_active_w_per_ghz = 0.0;
   // What fp16 operands draw beyond the tensor term: (fp16_tensor_power - 1) x compute.
   double compute_fp16_extra_w_per_v2ghz = 0.0;
+  // What FP8 operands draw beyond the tensor term: (fp8_tensor_power - 1) x compute.
+  double compute_fp8_extra_w_per_v2ghz = 0.0;
   // What operands zeroed by a ReLU draw beyond the tensor term (negative):
   // (tensor_power_zeroed1 - 1) x compute, likewise for two.
   double compute_zeroed1_extra_w_per_v2ghz = 0.0;
@@ -232,6 +236,7 @@ struct CmosForm {
            a.v2f *
                (u.busy * busy_w_per_v2ghz + u.compute * compute_w_per_v2ghz +
                 u.compute_fp16 * compute_fp16_extra_w_per_v2ghz +
+                u.compute_fp8 * compute_fp8_extra_w_per_v2ghz +
                 u.compute_zeroed1 * compute_zeroed1_extra_w_per_v2ghz +
                 u.compute_zeroed2 * compute_zeroed2_extra_w_per_v2ghz + u.simt * simt_w_per_v2ghz +
                 u.simt_matrix * simt_matrix_w_per_v2ghz + u.l2_excess * l2_excess_w_per_v2ghz) +

@@ -40,6 +40,9 @@ struct KernelCost {
   // A tensor-core kernel on fp16 operands (fp16_operands, sim/workload.h): its
   // tensor utilisation also counts as Utilisation::compute_fp16.
   bool fp16 = false;
+  // A kernel on the FP8 tensor pipe (MathPipe::tensor_fp8): its tensor
+  // utilisation (16-bit-equivalent) also counts as Utilisation::compute_fp8.
+  bool fp8 = false;
   // How many of a tensor-core kernel's two operands a ReLU zeroed
   // (Work::zeroed_operands; 0 for every other kernel): its tensor utilisation
   // also counts as Utilisation::compute_zeroed1 or compute_zeroed2.
@@ -63,7 +66,8 @@ struct KernelCost {
 // instructions / (SMs x schedulers x clock x time)), `simt_matrix` the FP32 SIMT pipes run a
 // matrix product's FLOPs at their peak (FP32 FLOP/s of KernelCost::simt_matrix kernels over the
 // FP32 peak), `compute_fp16` the part of `compute` whose operands are fp16, `compute_zeroed1` and
-// `compute_zeroed2` the parts whose one or two operands a ReLU zeroed, `l2_excess` the L2
+// `compute_zeroed2` the parts whose one or two operands a ReLU zeroed, `compute_fp8` the part on
+// FP8 operands, `l2_excess` the L2
 // moves traffic beyond streaming at its peak rate (KernelCost::l2_excess_bytes per second over
 // RooflineParams::l2_bytes_per_clock x the core clock). Time-weighted averages
 // of Utilisation are valid Utilisations; power models must be linear in them (the governor relies
@@ -80,6 +84,7 @@ struct Utilisation {
   // (KernelCost::zeroed_operands).
   double compute_zeroed1 = 0.0;
   double compute_zeroed2 = 0.0;
+  double compute_fp8 = 0.0;  // the part of `compute` on FP8 operands (KernelCost::fp8)
 
   // Accumulating activity over an interval: adds `u` held for `w` (ns).
   void add(const Utilisation& u, double w) {
@@ -92,12 +97,14 @@ struct Utilisation {
     l2_excess += u.l2_excess * w;
     compute_zeroed1 += u.compute_zeroed1 * w;
     compute_zeroed2 += u.compute_zeroed2 * w;
+    compute_fp8 += u.compute_fp8 * w;
   }
   // The accumulation divided by the interval's length: the time-weighted average.
   Utilisation per(double interval) const {
-    return {busy / interval,      compute / interval,         memory / interval,
-            simt / interval,      simt_matrix / interval,     compute_fp16 / interval,
-            l2_excess / interval, compute_zeroed1 / interval, compute_zeroed2 / interval};
+    return {busy / interval,       compute / interval,         memory / interval,
+            simt / interval,       simt_matrix / interval,     compute_fp16 / interval,
+            l2_excess / interval,  compute_zeroed1 / interval, compute_zeroed2 / interval,
+            compute_fp8 / interval};
   }
 };
 

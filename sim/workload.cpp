@@ -64,6 +64,33 @@ struct LowerName {
   std::string k;
 };
 
+// cuBLAS's nvjet kernels spell the operand types after the architecture:
+// "nvjet_tst_..." or "nvjet_sm90_tst_..." ("hsh" fp16 in, fp32 compute, fp16
+// out; "tst" bf16; "sss" fp32; "qqt..." fp8 e4m3). The first type letter of a
+// lower-cased name, '\0' when it is no nvjet kernel.
+char nvjet_type(const std::string& k) {
+  const std::size_t at = k.find("nvjet_");
+  if (at == std::string::npos) return '\0';
+  std::size_t i = at + 6;
+  if (k.compare(i, 2, "sm") == 0) {
+    const std::size_t us = k.find('_', i);
+    if (us == std::string::npos) return '\0';
+    i = us + 1;
+  }
+  return i < k.size() ? k[i] : '\0';
+}
+
+// FP8 operands, from a lower-cased kernel name: CUTLASS's and cuBLASLt's
+// element types ("sm90_xmma_gemm_e4m3e4m3_e4m3f32", "cutlass3x_sm90_tensorop_
+// gemm_e4m3_e4m3", cutlass::float_e4m3_t in FlashAttention-3's templates,
+// "fp8" in TransformerEngine's and Triton's names, FlashInfer's "MxE4m3") or
+// cuBLAS's nvjet type letter q.
+bool fp8_operands(const std::string& k) {
+  for (const std::string_view n : {"e4m3", "e5m2", "fp8", "float8"})
+    if (k.find(n) != std::string::npos) return true;
+  return nvjet_type(k) == 'q';
+}
+
 }  // namespace
 
 MathPipe math_pipe(KernelClass cls, std::string_view kernel_name) {
@@ -82,6 +109,7 @@ MathPipe math_pipe(KernelClass cls, std::string_view kernel_name) {
   // CUTLASS names the MMA by its accumulator and shape: "s1688gemm" with no
   // 16-bit input type is fp32 data on the TF32 MMA (m16n8k8); "s16816gemm"
   // and "s1688gemm_f16" are 16-bit inputs with fp32 accumulation.
+  if (fp8_operands(name.k)) return MathPipe::tensor_fp8;
   if (has("tf32") || (has("s1688gemm") && !has("f16") && !has("bf16") && !has("h1688")))
     return MathPipe::tensor_tf32;
   if (cls == KernelClass::attention && has("_f32_")) return MathPipe::tensor_3xtf32;
@@ -100,17 +128,7 @@ bool fp16_operands(std::string_view kernel_name) {
   // kernels say "wgmma_f16" whatever their data (the same name in the bf16 and
   // fp16 BERT-large captures of validation/h200/heldout3/).
   if (has("bf16") || has("bfloat16") || has("sdpa")) return false;
-  // cuBLAS's nvjet kernels spell the types after the architecture: "hsh" (fp16
-  // in, fp32 compute, fp16 out), "tst" (bf16), "sss" (fp32), "qqt" (fp8).
-  if (const std::size_t at = name.k.find("nvjet_"); at != std::string::npos) {
-    std::size_t i = at + 6;
-    if (name.k.compare(i, 2, "sm") == 0) {
-      const std::size_t us = name.k.find('_', i);
-      if (us == std::string::npos) return false;
-      i = us + 1;
-    }
-    return i < name.k.size() && name.k[i] == 'h';
-  }
+  if (name.k.find("nvjet_") != std::string::npos) return nvjet_type(name.k) == 'h';
   // CUTLASS, xmma and the older cuBLAS kernels ("sm80_xmma_gemm_f16f16_f16f32",
   // "cutlass_80_tensorop_f16_s16816gemm_f16", "ampere_fp16_s16816gemm_fp16",
   // "volta_h884gemm"), FlashAttention's template argument (cutlass::half_t),
@@ -129,6 +147,8 @@ double tensor_rate_cost(MathPipe pipe) {
       return 2.0;
     case MathPipe::tensor_3xtf32:
       return 6.0;
+    case MathPipe::tensor_fp8:
+      return 0.5;
     case MathPipe::simt:
       return 0.0;
   }

@@ -449,7 +449,7 @@ PlanMemo::Key PlanMemo::key(const KernelPlanInput& in) {
   for (const ItemSpec& it : in.kernels) {
     const KernelCost& k = it.cost;
     blob << k.fixed_ns << k.compute_ns_mhz << k.memory_ns_mhz << k.flops << k.dram_bytes
-         << k.instructions << k.tensor << k.simt_matrix << k.fp16 << k.zeroed_operands
+         << k.instructions << k.tensor << k.simt_matrix << k.fp16 << k.fp8 << k.zeroed_operands
          << k.l2_excess_bytes << k.sm_share << k.drain_ns << it.time_scale << it.gap_ns
          << it.floor_ns << it.max_core_mhz << it.count;
   }

@@ -160,8 +160,9 @@ TEST(RooflineOverlap, CaptureDeviceReproducesMeasuredDurationsAtCaptureClocks) {
 // The same GEMM, 1 ms with 4e11 FLOPs at 1980 MHz, on three math pipes: a
 // 16-bit one keeps the tensor cores 4e11 / (1 ms x 1071 TFLOP/s, the peak at
 // 1980 MHz) = 37 % busy, a
-// TF32 one twice that (its MMAs do half the FLOPs), and an FP32 SIMT one none
-// (its power comes through the SIMT term).
+// TF32 one twice that (its MMAs do half the FLOPs), an FP8 one half of it
+// (twice the FLOPs per MMA), and an FP32 SIMT one none (its power comes
+// through the SIMT term).
 TEST(RooflineOverlap, TensorUtilisationFollowsTheMathPipe) {
   const Device& d = h200();
   Workload w;
@@ -169,7 +170,8 @@ TEST(RooflineOverlap, TensorUtilisationFollowsTheMathPipe) {
   w.capture.core_mhz = 1980;
   for (const char* name : {"nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NTN",
                            "sm90_xmma_gemm_f32f32_tf32f32_f32_nt_n_tilesize128x256x32",
-                           "cutlass_80_simt_sgemm_128x256_8x4_nt_align1"}) {
+                           "cutlass_80_simt_sgemm_128x256_8x4_nt_align1",
+                           "nvjet_sm90_qqtst_128x256_128x6_2x1_v_bz_coopA_TNT"}) {
     Kernel k;
     k.name_id = w.intern(name);
     k.cls = KernelClass::gemm;
@@ -186,6 +188,9 @@ TEST(RooflineOverlap, TensorUtilisationFollowsTheMathPipe) {
   EXPECT_NEAR(lat.utilisation(costs[1], c, 1e6).compute, 2 * 4e11 / (1e-3 * peak), 1e-9);
   EXPECT_EQ(lat.utilisation(costs[2], c, 1e6).compute, 0.0);
   EXPECT_FALSE(costs[2].tensor);
+  EXPECT_NEAR(lat.utilisation(costs[3], c, 1e6).compute, 0.5 * 4e11 / (1e-3 * peak), 1e-9);
+  EXPECT_TRUE(costs[3].tensor);
+  EXPECT_FALSE(costs[3].fp16);
 }
 
 // L2 residency on the H200 (60 MiB L2; all hits under 0.50 x L2 = 30 MiB, none
@@ -441,6 +446,45 @@ TEST(Calibrate, TheFp16RatioComesFromTheDataRows) {
   const double ratio = 1.0 + (bf16_ratio * fp16->mean_power_w - plain) / tensor_w;
   EXPECT_NEAR(ratio, 1.094, 0.001);
   EXPECT_NEAR(shipped, ratio, 0.005);  // h200.yaml rounds it to 1.09
+}
+
+// The FP8 ratio of h100-sxm.yaml from its rows (validation/h100/fp8/calib,
+// one H100 board and session): three GEMM shapes at the 700 W limit on FP8
+// (e4m3, torch._scaled_mm) and on bf16 operands. Per shape, the ratio that
+// gives the FP8 row the bf16 row's own error: 1.231, 1.227 and 1.218
+// (without one the FP8 rows read 9.7-10.9 points below their bf16 twins, FP8
+// FLOPs counted at half a 16-bit one). The file holds their mean.
+TEST(Calibrate, TheFp8RatioComesFromTheFp8Rows) {
+  static const Device h100 =
+      load_device(std::string(DVFSIM_SOURCE_DIR) + "/models/devices/h100-sxm.yaml").device;
+  const auto rows = read_calibration_csv(std::string(DVFSIM_SOURCE_DIR) +
+                                         "/validation/h100/fp8/calib/measurements.csv");
+  auto row = [&](const std::string& name) {
+    const auto it = std::find_if(rows.begin(), rows.end(),
+                                 [&](const CalibrationRow& r) { return r.name == name; });
+    EXPECT_NE(it, rows.end()) << name;
+    return *it;
+  };
+  CmosParams p = CmosParams::of(h100);
+  const double shipped = p.fp8_tensor_power;
+  const double expected[] = {1.231, 1.227, 1.218};
+  double sum = 0.0;
+  int i = 0;
+  for (const char* shape : {"m8192_n8192_k8192", "m4096_n4096_k4096", "m2048_n8192_k2048"}) {
+    const CalibrationRow bf16 = row(std::string("gemm_bf16_") + shape);
+    const CalibrationRow fp8 = row(std::string("gemm_fp8_") + shape);
+    ASSERT_EQ(fp8.cls, "gemm_fp8");
+    p.fp8_tensor_power = 1.0;
+    const double bf16_ratio = predict_row_power_w(h100, p, bf16) / bf16.mean_power_w;
+    const double plain = predict_row_power_w(h100, p, fp8);
+    EXPECT_LT(plain / fp8.mean_power_w, bf16_ratio - 0.09) << shape;
+    p.fp8_tensor_power = 2.0;  // the tensor term once more
+    const double tensor_w = predict_row_power_w(h100, p, fp8) - plain;
+    const double ratio = 1.0 + (bf16_ratio * fp8.mean_power_w - plain) / tensor_w;
+    EXPECT_NEAR(ratio, expected[i++], 0.001) << shape;
+    sum += ratio;
+  }
+  EXPECT_NEAR(shipped, sum / 3.0, 0.001);
 }
 
 // tensor_power_zeroed1 / 2 of h200.yaml from the same session's rows: the

@@ -379,6 +379,23 @@ TEST(MathPipe, FromTheKernelName) {
             MathPipe::tensor_tf32);
   EXPECT_EQ(math_pipe(KernelClass::gemm, "cutlass_75_tensorop_s1688gemm_f16_256x128_32x2_nn"),
             MathPipe::tensor);
+  // FP8 operands: element types in CUTLASS, cuBLASLt, FlashAttention-3 and
+  // FlashInfer names, cuBLAS's nvjet type letter q; not their quantising
+  // elementwise kernels, nor nvjet's bf16 or fp16 kernels.
+  for (const char* fp8 :
+       {"sm90_xmma_gemm_e4m3e4m3_e4m3f32_f32_tn_n_tilesize128x128x128_warpgroupsize1x1x1",
+        "cutlass3x_sm90_tensorop_gemm_e4m3_e4m3_f32_bf16_bf16_128x128x128_1x1x1_0_tnn",
+        "void flash::flash_fwd_kernel<Flash_fwd_kernel_traits<cutlass::float_e4m3_t>>()",
+        "bmm_MxE4m3_MxE2m1MxE4m3_Fp32_t128x16x256u2_s3_et128x16_m128x16x32_sm100f",
+        "nvjet_qqtst_64x64_128x8_2x1_v_bz_TNT", "nvjet_sm90_qqtst_128x256_128x6_2x1_v_bz_TNT"})
+    EXPECT_EQ(math_pipe(KernelClass::gemm, fp8), MathPipe::tensor_fp8) << fp8;
+  EXPECT_EQ(math_pipe(KernelClass::elementwise,
+                      "void vllm::scaled_fp8_quant_kernel<c10::BFloat16, c10::Float8_e4m3fn>()"),
+            MathPipe::simt);
+  EXPECT_EQ(math_pipe(KernelClass::gemm, "nvjet_sm90_hsh_128x256_64x4_1x2_h_bz_coopA_NTN"),
+            MathPipe::tensor);
+  EXPECT_TRUE(fp16_operands("nvjet_sm90_hsh_128x256_64x4_1x2_h_bz_coopA_NTN"));
+  EXPECT_FALSE(fp16_operands("nvjet_sm90_qqtst_128x256_128x6_2x1_v_bz_TNT"));
   // Only GEMM, convolution and attention kernels use tensor cores.
   EXPECT_EQ(math_pipe(KernelClass::elementwise, "tf32_looking_elementwise"), MathPipe::simt);
 }
@@ -436,6 +453,10 @@ TEST(MathPipe, InstructionEstimates) {
   EXPECT_DOUBLE_EQ(tensor_rate_cost(MathPipe::tensor), 1.0);
   EXPECT_DOUBLE_EQ(tensor_rate_cost(MathPipe::tensor_tf32), 2.0);
   EXPECT_DOUBLE_EQ(tensor_rate_cost(MathPipe::tensor_3xtf32), 6.0);
+  // FP8 MMAs do twice a 16-bit MMA's FLOPs: half the instructions.
+  EXPECT_DOUBLE_EQ(tensor_rate_cost(MathPipe::tensor_fp8), 0.5);
+  EXPECT_DOUBLE_EQ(estimated_instructions(KernelClass::gemm, 1e9, 0.0, MathPipe::tensor_fp8),
+                   6.5e4);
 }
 
 }  // namespace
