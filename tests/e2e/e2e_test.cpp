@@ -509,27 +509,37 @@ TEST(EndToEnd, ValidateReplaysTheHostFactorsRange) {
             std::string::npos);
 }
 
+// `hw validate --device h100-sxm --json` of a capture under validation/h100/
+// (STEM without the suffixes) against its measured time (s) and energy (J)
+// per step and the predicted errors (%) they should read.
+void expect_h100_row(const std::string& stem, double time_s, double energy_j, double time_pct,
+                     double energy_pct) {
+  const std::string path = std::string(DVFSIM_SOURCE_DIR) + "/validation/h100/" + stem;
+  const auto r = run_dvfsim("hw validate --trace " + path + ".kineto.json.gz --measured " + path +
+                            ".measured.json --device h100-sxm --json");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  simdjson::dom::parser parser;
+  const simdjson::dom::element d = parser.parse(r.output);
+  EXPECT_NEAR(double(d["measured"]["time_per_iteration_s"]), time_s, 0.00001) << stem;
+  EXPECT_NEAR(double(d["measured"]["energy_per_iteration_j"]), energy_j, 0.01) << stem;
+  EXPECT_NEAR(double(d["predicted"]["time_error_pct"]), time_pct, 0.1) << stem;
+  EXPECT_NEAR(double(d["predicted"]["energy_error_pct"]), energy_pct, 0.1) << stem;
+}
+
 TEST(EndToEnd, TheH100FileTransfersTheH200DieToAMeasuredH100) {
   // validation/h100/: h100-sxm.yaml (the H200's GH100 die terms, the H100's
   // measured idle) against captures on a real H100, none fitted on. ResNet-50
   // b128 measured 34.31 ms and 19.17 J per step; the replay reads -3.05 % and
   // +1.50 % (docs/validation.md, "Another GPU: an H100 SXM"). The capture's
   // GPU is recognised from the trace (capture device h100-sxm, not h200).
-  const std::string stem = std::string(DVFSIM_SOURCE_DIR) + "/validation/h100/resnet50_train_b128";
-  const auto r = run_dvfsim("hw validate --trace " + stem + ".kineto.json.gz --measured " + stem +
-                            ".measured.json --device h100-sxm --tolerance 5 --json");
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  simdjson::dom::parser parser;
-  const simdjson::dom::element d = parser.parse(r.output);
-  EXPECT_NEAR(double(d["measured"]["time_per_iteration_s"]), 0.03431, 0.00001);
-  EXPECT_NEAR(double(d["measured"]["energy_per_iteration_j"]), 19.17, 0.01);
-  EXPECT_NEAR(double(d["predicted"]["time_error_pct"]), -3.05, 0.1);
-  EXPECT_NEAR(double(d["predicted"]["energy_error_pct"]), 1.50, 0.1);
+  expect_h100_row("resnet50_train_b128", 0.03431, 19.17, -3.05, 1.50);
   // Retargeted to the H200 (4.8 against 3.35 TB/s, same die and clocks) the
   // step is predicted 24.8 % shorter than the H100 measured: the trace's
   // kernels are scaled from the H100 they ran on, not taken as H200 times.
+  const std::string stem = std::string(DVFSIM_SOURCE_DIR) + "/validation/h100/resnet50_train_b128";
   const auto h200 = run_dvfsim("hw validate --trace " + stem + ".kineto.json.gz --measured " +
                                stem + ".measured.json --device h200 --json");
+  simdjson::dom::parser parser;
   EXPECT_LT(double(parser.parse(h200.output)["predicted"]["time_error_pct"]), -20.0) << h200.output;
 }
 
@@ -539,17 +549,7 @@ TEST(EndToEnd, AnFp8StepIsPricedAtHalfA16BitFlopTimesItsRatio) {
   // from the FP8 ratio's GEMM rows. Its nvjet "qqtst" GEMMs run on the FP8
   // pipe: t -0.90 %, E -0.46 %; priced as 16-bit work they read +0.52 % and
   // +1.35 %, at half a 16-bit FLOP without the ratio -4.31 % and -3.92 %.
-  const std::string stem =
-      std::string(DVFSIM_SOURCE_DIR) + "/validation/h100/fp8/ffn_fp8_infer_t8192";
-  const auto r = run_dvfsim("hw validate --trace " + stem + ".kineto.json.gz --measured " + stem +
-                            ".measured.json --device h100-sxm --json");
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  simdjson::dom::parser parser;
-  const simdjson::dom::element d = parser.parse(r.output);
-  EXPECT_NEAR(double(d["measured"]["time_per_iteration_s"]), 0.02573, 0.00001);
-  EXPECT_NEAR(double(d["measured"]["energy_per_iteration_j"]), 17.82, 0.01);
-  EXPECT_NEAR(double(d["predicted"]["time_error_pct"]), -0.90, 0.1);
-  EXPECT_NEAR(double(d["predicted"]["energy_error_pct"]), -0.46, 0.1);
+  expect_h100_row("fp8/ffn_fp8_infer_t8192", 0.02573, 17.82, -0.90, -0.46);
 }
 
 TEST(EndToEnd, CalibratePredictOnlyFitsAndWritesNothing) {
