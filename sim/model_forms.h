@@ -188,9 +188,9 @@ struct RooflineForm {
   }
 };
 // `cmos`: P = idle(fc) + mem_idle·fm + V²f·(u_busy·busy + u_c·compute + u_c16·compute_fp16
-//           + u_c8·compute_fp8 + u_z1·compute_zeroed1 + u_z2·compute_zeroed2 + u_s·simt +
-//           u_sm·simt_matrix
-//           + u_l2·l2_excess) + u_m·mem_active·fm, the per-clock terms tabulated.
+//           + u_c8·compute_fp8 + u_z1·compute_zeroed1 + u_z2·compute_zeroed2
+//           + u_s·simt + u_sm·simt_matrix + u_l2·l2_excess) + u_m·mem_active·fm,
+//           the per-clock terms tabulated.
 struct CmosForm {
   struct CoreTerms {
     double idle_w = 0.0;  // const + leak·V + clock·V²f

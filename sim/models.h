@@ -67,11 +67,10 @@ struct KernelCost {
 // matrix product's FLOPs at their peak (FP32 FLOP/s of KernelCost::simt_matrix kernels over the
 // FP32 peak), `compute_fp16` the part of `compute` whose operands are fp16, `compute_zeroed1` and
 // `compute_zeroed2` the parts whose one or two operands a ReLU zeroed, `compute_fp8` the part on
-// FP8 operands, `l2_excess` the L2
-// moves traffic beyond streaming at its peak rate (KernelCost::l2_excess_bytes per second over
-// RooflineParams::l2_bytes_per_clock x the core clock). Time-weighted averages
-// of Utilisation are valid Utilisations; power models must be linear in them (the governor relies
-// on it).
+// FP8 operands, `l2_excess` the L2 moves traffic beyond streaming at its peak rate
+// (KernelCost::l2_excess_bytes per second over RooflineParams::l2_bytes_per_clock x the core
+// clock). Time-weighted averages of Utilisation are valid Utilisations; power models must be
+// linear in them (the governor relies on it).
 struct Utilisation {
   double busy = 0.0;
   double compute = 0.0;

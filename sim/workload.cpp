@@ -106,10 +106,10 @@ MathPipe math_pipe(KernelClass cls, std::string_view kernel_name) {
   // Compute counts their FFMA FLOPs equal to the nominal ones
   // (validation/h200/ops/, docs/validation.md "Operators in isolation").
   if (has("_c1_k1_") || has("grouped_direct") || has("depthwise")) return MathPipe::simt;
+  if (fp8_operands(name.k)) return MathPipe::tensor_fp8;
   // CUTLASS names the MMA by its accumulator and shape: "s1688gemm" with no
   // 16-bit input type is fp32 data on the TF32 MMA (m16n8k8); "s16816gemm"
   // and "s1688gemm_f16" are 16-bit inputs with fp32 accumulation.
-  if (fp8_operands(name.k)) return MathPipe::tensor_fp8;
   if (has("tf32") || (has("s1688gemm") && !has("f16") && !has("bf16") && !has("h1688")))
     return MathPipe::tensor_tf32;
   if (cls == KernelClass::attention && has("_f32_")) return MathPipe::tensor_3xtf32;
