@@ -838,7 +838,7 @@ def main():
 
     # 1. deep idle: no CUDA context yet (torch not even imported)
     if not args.no_deep_idle:
-        idle_window("idle_deep", "idle", "no CUDA context (before torch initialises CUDA)", 0.3)
+        idle_window("idle_deep", "deep_idle", "no CUDA context (before torch initialises CUDA)", 0.3)
 
     import torch
     import torch.nn.functional as F
