@@ -420,6 +420,28 @@ TEST(H200Model, Fp16OperandsDrawMoreTensorPower) {
   EXPECT_DOUBLE_EQ(plain.power_w(fp16, c), plain.power_w(bf16, c));
 }
 
+// The row called `name` of `rows` (a test failure, and an empty row, when
+// there is none).
+CalibrationRow row_named(const std::vector<CalibrationRow>& rows, std::string_view name) {
+  const auto it = std::find_if(rows.begin(), rows.end(),
+                               [&](const CalibrationRow& r) { return r.name == name; });
+  if (it != rows.end()) return *it;
+  ADD_FAILURE() << "no row " << name;
+  return {};
+}
+
+// The ratio of one power term that gives `row` the model/measured ratio of
+// its `twin` (the same work on reference operands): what the row's
+// measurement leaves above the model `p`, over the term's watts, which
+// `doubled` (p with that term counted twice) adds.
+double implied_ratio(const Device& d, const CmosParams& p, const CmosParams& doubled,
+                     const CalibrationRow& twin, const CalibrationRow& row) {
+  const double scale = predict_row_power_w(d, p, twin) / twin.mean_power_w;
+  const double model = predict_row_power_w(d, p, row);
+  const double term_w = predict_row_power_w(d, doubled, row) - model;
+  return 1.0 + (scale * row.mean_power_w - model) / term_w;
+}
+
 // The fp16 ratio of h200.yaml from its rows: the 8192^3 GEMM at the power
 // limit on bf16 and on fp16 operands, same board and session
 // (measurements_data.csv). With the ratio the fp16 row's error is the bf16
@@ -427,23 +449,17 @@ TEST(H200Model, Fp16OperandsDrawMoreTensorPower) {
 TEST(Calibrate, TheFp16RatioComesFromTheDataRows) {
   const auto rows = read_calibration_csv(std::string(DVFSIM_SOURCE_DIR) +
                                          "/models/calibration/h200/measurements_data.csv");
-  const CalibrationRow* bf16 = nullptr;
-  const CalibrationRow* fp16 = nullptr;
-  for (const auto& r : rows) {
-    if (r.name == "gemm_bf16_m8192_n8192_k8192") bf16 = &r;
-    if (r.name == "gemm_fp16_m8192_n8192_k8192") fp16 = &r;
-  }
-  ASSERT_TRUE(bf16 && fp16);
-  ASSERT_EQ(fp16->cls, "gemm_fp16");
+  const CalibrationRow bf16 = row_named(rows, "gemm_bf16_m8192_n8192_k8192");
+  const CalibrationRow fp16 = row_named(rows, "gemm_fp16_m8192_n8192_k8192");
+  ASSERT_EQ(fp16.cls, "gemm_fp16");
   CmosParams p = CmosParams::of(h200());
   const double shipped = p.fp16_tensor_power;
   p.fp16_tensor_power = 1.0;
-  const double bf16_ratio = predict_row_power_w(h200(), p, *bf16) / bf16->mean_power_w;
-  const double plain = predict_row_power_w(h200(), p, *fp16);
-  EXPECT_NEAR(100.0 * (plain / fp16->mean_power_w - 1.0), -7.17, 0.01);
-  p.fp16_tensor_power = 2.0;  // the tensor term once more
-  const double tensor_w = predict_row_power_w(h200(), p, *fp16) - plain;
-  const double ratio = 1.0 + (bf16_ratio * fp16->mean_power_w - plain) / tensor_w;
+  CmosParams doubled = p;
+  doubled.fp16_tensor_power = 2.0;  // the tensor term once more
+  const double plain = predict_row_power_w(h200(), p, fp16);
+  EXPECT_NEAR(100.0 * (plain / fp16.mean_power_w - 1.0), -7.17, 0.01);
+  const double ratio = implied_ratio(h200(), p, doubled, bf16, fp16);
   EXPECT_NEAR(ratio, 1.094, 0.001);
   EXPECT_NEAR(shipped, ratio, 0.005);  // h200.yaml rounds it to 1.09
 }
@@ -459,28 +475,21 @@ TEST(Calibrate, TheFp8RatioComesFromTheFp8Rows) {
       load_device(std::string(DVFSIM_SOURCE_DIR) + "/models/devices/h100-sxm.yaml").device;
   const auto rows = read_calibration_csv(std::string(DVFSIM_SOURCE_DIR) +
                                          "/validation/h100/fp8/calib/measurements.csv");
-  auto row = [&](const std::string& name) {
-    const auto it = std::find_if(rows.begin(), rows.end(),
-                                 [&](const CalibrationRow& r) { return r.name == name; });
-    EXPECT_NE(it, rows.end()) << name;
-    return *it;
-  };
   CmosParams p = CmosParams::of(h100);
   const double shipped = p.fp8_tensor_power;
+  p.fp8_tensor_power = 1.0;
+  CmosParams doubled = p;
+  doubled.fp8_tensor_power = 2.0;  // the tensor term once more
   const double expected[] = {1.231, 1.227, 1.218};
   double sum = 0.0;
   int i = 0;
   for (const char* shape : {"m8192_n8192_k8192", "m4096_n4096_k4096", "m2048_n8192_k2048"}) {
-    const CalibrationRow bf16 = row(std::string("gemm_bf16_") + shape);
-    const CalibrationRow fp8 = row(std::string("gemm_fp8_") + shape);
+    const CalibrationRow bf16 = row_named(rows, std::string("gemm_bf16_") + shape);
+    const CalibrationRow fp8 = row_named(rows, std::string("gemm_fp8_") + shape);
     ASSERT_EQ(fp8.cls, "gemm_fp8");
-    p.fp8_tensor_power = 1.0;
     const double bf16_ratio = predict_row_power_w(h100, p, bf16) / bf16.mean_power_w;
-    const double plain = predict_row_power_w(h100, p, fp8);
-    EXPECT_LT(plain / fp8.mean_power_w, bf16_ratio - 0.09) << shape;
-    p.fp8_tensor_power = 2.0;  // the tensor term once more
-    const double tensor_w = predict_row_power_w(h100, p, fp8) - plain;
-    const double ratio = 1.0 + (bf16_ratio * fp8.mean_power_w - plain) / tensor_w;
+    EXPECT_LT(predict_row_power_w(h100, p, fp8) / fp8.mean_power_w, bf16_ratio - 0.09) << shape;
+    const double ratio = implied_ratio(h100, p, doubled, bf16, fp8);
     EXPECT_NEAR(ratio, expected[i++], 0.001) << shape;
     sum += ratio;
   }
@@ -497,10 +506,8 @@ TEST(Calibrate, TheFp8RatioHoldsOnAnH200) {
   const auto rows = read_calibration_csv(std::string(DVFSIM_SOURCE_DIR) +
                                          "/models/calibration/h200/measurements_fp8.csv");
   auto error = [&](const CmosParams& p, const std::string& name) {
-    const auto it = std::find_if(rows.begin(), rows.end(),
-                                 [&](const CalibrationRow& r) { return r.name == name; });
-    EXPECT_NE(it, rows.end()) << name;
-    return 100.0 * (predict_row_power_w(h200(), p, *it) / it->mean_power_w - 1.0);
+    const CalibrationRow r = row_named(rows, name);
+    return 100.0 * (predict_row_power_w(h200(), p, r) / r.mean_power_w - 1.0);
   };
   const CmosParams p = CmosParams::of(h200());
   CmosParams plain = p;
@@ -521,20 +528,12 @@ TEST(Calibrate, TheFp8RatioHoldsOnAnH200) {
 TEST(Calibrate, TheZeroedOperandRatiosComeFromTheDataRows) {
   const auto rows = read_calibration_csv(std::string(DVFSIM_SOURCE_DIR) +
                                          "/models/calibration/h200/measurements_data.csv");
-  auto row = [&](std::string_view name) {
-    const auto it = std::find_if(rows.begin(), rows.end(),
-                                 [&](const CalibrationRow& r) { return r.name == name; });
-    EXPECT_NE(it, rows.end()) << name;
-    return *it;
-  };
+  auto row = [&](std::string_view name) { return row_named(rows, name); };
   const CmosParams p = CmosParams::of(h200());
   CmosParams twice = p;
   twice.compute_w_per_v2ghz *= 2.0;  // the tensor term once more
   auto implied = [&](const CalibrationRow& random, const CalibrationRow& zeroed) {
-    const double scale = predict_row_power_w(h200(), p, random) / random.mean_power_w;
-    const double model = predict_row_power_w(h200(), p, zeroed);
-    const double tensor_w = predict_row_power_w(h200(), twice, zeroed) - model;
-    return 1.0 + (scale * zeroed.mean_power_w - model) / tensor_w;
+    return implied_ratio(h200(), p, twice, random, zeroed);
   };
   const CalibrationRow gemm = row("gemm_bf16_m8192_n8192_k8192");
   const double one = implied(gemm, row("gemm_bf16_m8192_n8192_k8192_relu_random"));
