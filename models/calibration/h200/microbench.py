@@ -330,26 +330,28 @@ def build_benches(torch, F, args):
                     torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=bf16)
                 return fn
             return make, per_set, sets_n
-        def pair(M, N_, K):
+        def twins(M, N_, K, duty=None):
+            """The shape on FP8 and on bf16 operands: back to back, or for
+            duty = (period, on) seconds in bursts."""
             out = []
             for tag, maker in (("fp8", fp8_make), ("bf16", gemm_make)):
                 mk, per, n_sets = maker(M, N_, K)
-                out.append(Bench(f"gemm_{tag}_m{M}_n{N_}_k{K}", "gemm_fp8" if tag == "fp8" else "gemm",
-                                 mk, 2 * M * N_ * K, per,
-                                 note=f"{tag} {M}x{N_}x{K}, {n_sets} rotating sets"))
+                name, cls = f"gemm_{tag}_m{M}_n{N_}_k{K}", "gemm"
+                if duty is None:
+                    note = f"{tag} {M}x{N_}x{K}, {n_sets} rotating sets"
+                else:
+                    period, on = duty
+                    name += f"_duty{round(100 * on / period)}_p{round(period * 1e3)}"
+                    cls = "mixed"
+                    note = (f"{tag} {M}x{N_}x{K} GEMMs for {on * 1e3:.0f} ms then idle, "
+                            f"period {period * 1e3:.0f} ms")
+                out.append(Bench(name, cls + ("_fp8" if tag == "fp8" else ""), mk, 2 * M * N_ * K, per,
+                                 kind="loop" if duty is None else "duty", duty=duty, note=note))
             return out
-        def burst_pair(M, N_, K, period=0.100, on=0.010):
-            out = []
-            for tag, maker in (("fp8", fp8_make), ("bf16", gemm_make)):
-                mk, per, _ = maker(M, N_, K)
-                out.append(Bench(f"gemm_{tag}_m{M}_n{N_}_k{K}_duty{round(100 * on / period)}_p{round(period * 1e3)}",
-                                 "mixed_fp8" if tag == "fp8" else "mixed", mk, 2 * M * N_ * K, per,
-                                 kind="duty", duty=(period, on),
-                                 note=f"{tag} {M}x{N_}x{K} GEMMs for {on * 1e3:.0f} ms then idle, "
-                                      f"period {period * 1e3:.0f} ms"))
-            return out
-        benches = ([benches[0]] + pair(8192, 8192, 8192) + pair(4096, 4096, 4096) + pair(2048, 8192, 2048)
-                   + burst_pair(8192, 8192, 8192) + burst_pair(4096, 4096, 4096) + [benches[-1]])
+        burst = (0.100, 0.010)
+        benches = ([benches[0]] + twins(8192, 8192, 8192) + twins(4096, 4096, 4096)
+                   + twins(2048, 8192, 2048) + twins(8192, 8192, 8192, burst)
+                   + twins(4096, 4096, 4096, burst) + [benches[-1]])
     if args.suite == "traffic":
         benches = traffic_benches(torch, args) + [benches[-1]]
     if args.suite == "l2":
