@@ -123,14 +123,18 @@ def fractions(d_ns, dram, inst):
     return dram / (s * DRAM_PEAK), inst / (s * ISSUE_PEAK)
 
 
-def weighted_median(points):  # (weight, value)
+def weighted_quantile(points, q):  # (weight, value)
     points = sorted(points, key=lambda p: p[1])
-    half, acc = sum(w for w, _ in points) / 2, 0.0
+    target, acc = sum(w for w, _ in points) * q, 0.0
     for w, v in points:
         acc += w
-        if acc >= half:
+        if acc >= target:
             return v
     return float("nan")
+
+
+def weighted_median(points):  # (weight, value)
+    return weighted_quantile(points, 0.5)
 
 
 def aggregate(pairs, family):

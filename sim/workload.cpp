@@ -128,7 +128,7 @@ bool fp16_operands(std::string_view kernel_name) {
   // kernels say "wgmma_f16" whatever their data (the same name in the bf16 and
   // fp16 BERT-large captures of validation/h200/heldout3/).
   if (has("bf16") || has("bfloat16") || has("sdpa")) return false;
-  if (name.k.find("nvjet_") != std::string::npos) return nvjet_type(name.k) == 'h';
+  if (has("nvjet_")) return nvjet_type(name.k) == 'h';
   // CUTLASS, xmma and the older cuBLAS kernels ("sm80_xmma_gemm_f16f16_f16f32",
   // "cutlass_80_tensorop_f16_s16816gemm_f16", "ampere_fp16_s16816gemm_fp16",
   // "volta_h884gemm"), FlashAttention's template argument (cutlass::half_t),

@@ -15,39 +15,32 @@ and from ncu.
   python3 models/calibration/h200/traffic_annotation.py [--dvfsim build/apps/dvfsim]
 """
 import argparse
+import glob
 import os
 import sys
 import tempfile
 from collections import defaultdict
 
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import ncu_utilisation as nu  # noqa: E402
+from busy_vs_traffic import BUSY_W, SMS  # noqa: E402  (beside this file)
 
-BUSY_W, SMS, KNEE_B_PER_S, L2_PER_ANNOTATED = 199.0, 132, 4.33e12, 1.55
+# Where the traffic price equals the busy term: BUSY_W over busy_vs_traffic's
+# J_PER_BYTE, 4.326e12, to three figures.
+KNEE_B_PER_S = 4.33e12
+L2_PER_ANNOTATED = 1.55
 MEMORY_BOUND = ("elementwise", "norm", "reduction", "optimizer")
-V = "validation/h200/"
-FULL = [V + "classes/" + s for s in ("bert_base_train_b32_t512", "encoder_small_train_b2",
-                                     "llama1b_prefill_t32k", "resnet50_train_b128")] + \
-       [V + "heldout/" + s for s in ("gpt2_hf_train_b8_t1024", "mobilenetv3_train_b128",
-                                     "t5small_train_b16_t512", "vit_b16_train_b64")]
-
-
-def quantile(points, q):  # (weight, value), time-weighted
-    points = sorted(points, key=lambda p: p[1])
-    target, acc = sum(w for w, _ in points) * q, 0.0
-    for w, v in points:
-        acc += w
-        if acc >= target:
-            return v
-    return float("nan")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dvfsim", default=os.path.join(ROOT, "build", "apps", "dvfsim"))
     args = ap.parse_args()
-    sets = [(stem, stem + ".ncu_kernels.csv.gz", None) for stem in FULL] + [
+    full = sorted(glob.glob(os.path.join(ROOT, "validation", "h200", "*", "*.ncu_kernels.csv.gz")))
+    sets = [(os.path.relpath(p, ROOT)[: -len(".ncu_kernels.csv.gz")], os.path.relpath(p, ROOT), None)
+            for p in full] + [
         (stem, ncu, rx) for _, stem, ncu, rx in nu.OTHER + nu.FAMILIES + nu.SIXTH + nu.TRANSFORMS]
     rows = []
     with tempfile.TemporaryDirectory(prefix="dvfsim_traffic_") as tmp:
@@ -64,8 +57,8 @@ def main():
         ratio = [(ns, l2 / k["dram"]) for _, k, l2, ns, _ in rs if k["dram"] > 0]
         rate = [(ns, l2 / ns / 1e3) for _, k, l2, ns, _ in rs if ns > 0]
         print(f"{cls:12s} {len(rs):7d} {sum(r[3] for r in rs) / 1e6:8.2f}   " +
-              " ".join(f"{quantile(ratio, q):6.2f}" for q in (0.25, 0.5, 0.75)) + "          " +
-              " ".join(f"{quantile(rate, q):5.2f}" for q in (0.25, 0.5, 0.75)))
+              " ".join(f"{nu.weighted_quantile(ratio, q):6.2f}" for q in (0.25, 0.5, 0.75)) + "          " +
+              " ".join(f"{nu.weighted_quantile(rate, q):5.2f}" for q in (0.25, 0.5, 0.75)))
     print(f"\nbusy energy of the memory-bound kernels (J per step's paired kernels)")
     print(f"{'capture':34s} {'kernels':>7s} {'residency':>9s} {'capped, annotation':>19s} {'capped, ncu':>12s}")
     per = defaultdict(lambda: [0, 0.0, 0.0, 0.0])
