@@ -47,6 +47,20 @@ NCHW-contiguous.
 | conv_stem_nchw | ResNet's 7x7 / 2 stem, 3 -> 64 channels at 224x224, batch 128, NCHW, forward and backward (the three-channel transform) |
 | bn_nchw | batch norm in training mode on 128 x 64 x 56 x 56, NCHW, forward and backward (ATen's NCHW kernels) |
 | conv3d | 3x3x3 convolution 64 -> 64 on 8 x 64 x 8 x 28 x 28, NCDHW, forward and backward (R3D-18's layer-2 kernels) |
+
+Prepared 2026-12-05 (evening) for ``run7.sh``: two families whose SMs stay
+resident while moving little data, each at several intensities, so that
+their power is measured as a function of what the trace shows (grid, bytes
+per second) rather than at one shape.
+
+| name | options | what one repetition runs |
+| --- | --- | --- |
+| bn_nchw | ``c``, ``n``, ``hw`` (default 64, 128, 56) | ``bn_nchw`` with C channels and batch N at HW x HW: its statistics and backward-reduce kernels run one 512-thread block per channel, so C sets how many SMs they hold (and how many blocks share one) |
+| bn | ``c``, ``n``, ``hw`` (default 116, 256, 28) | ``bn`` (channels-last) at other shapes |
+| layer_norm | ``rows``, ``features`` (default 64, 262144) | ``nn.LayerNorm`` forward and backward on a rows x features bf16 tensor (ATen's row-per-block kernels) |
+| group_norm | ``n``, ``c``, ``hw``, ``groups`` (default 8, 256, 56, 32) | ``nn.GroupNorm`` in bf16, forward and backward, NCHW |
+| scatter | ``rows`` (default 200000) | ``out.index_add_(0, idx, src)``: 1M random indices into ``rows`` rows of 128 fp32 features (the GNN capture's atomic scatter); fewer rows, more collisions |
+| gather | ``rows`` (default 200000) | ``src.index_select(0, idx)``: 1M random rows of a ``rows`` x 128 fp32 table (the GNN capture's gather) |
 """
 try:  # table.py reads OPS on machines without PyTorch
     import torch
@@ -57,7 +71,7 @@ except ImportError:  # pragma: no cover
 OPS = ("copy", "to_nhwc", "to_nchw", "shuffle", "cat", "cat_aligned", "maxpool", "dwconv", "dwconv5", "dwconv7",
        "conv1x1", "bn", "vggconv", "vggconv_relu", "add",
        "add_mixed", "to_nhwc_fp32", "to_nchw_fp32", "transpose", "to_nhwc_c8", "dwconv7_s3",
-       "conv_nchw", "conv_stem_nchw", "bn_nchw", "conv3d")
+       "conv_nchw", "conv_stem_nchw", "bn_nchw", "conv3d", "scatter", "gather", "layer_norm", "group_norm")
 
 
 def _opts(given, defaults):
@@ -116,7 +130,8 @@ def _bn(device, shape, cl):
 
 
 def op(device, **kw):
-    o = _opts(kw, {"name": "copy", "reps": 20})
+    o = _opts(kw, {"name": "copy", "reps": 20, "c": 0, "n": 0, "hw": 0, "rows": 0, "features": 0, "groups": 32})
+    shape = lambda n, c, hw: (o["n"] or n, o["c"] or c, o["hw"] or hw, o["hw"] or hw)  # noqa: E731
     name, reps = o["name"], o["reps"]
     if name not in OPS:
         raise ValueError(f"unknown op '{name}' (known: {', '.join(OPS)})")
@@ -181,9 +196,35 @@ def op(device, **kw):
     elif name == "conv3d":
         rep = _conv(device, 8, 64, 64, 28, 3, 1, relu=False, cl=False, frames=8)
     elif name == "bn_nchw":
-        rep = _bn(device, (128, 64, 56, 56), cl=False)
+        rep = _bn(device, shape(128, 64, 56), cl=False)
+    elif name in ("scatter", "gather"):
+        g = torch.Generator(device=device).manual_seed(0)
+        rows = o["rows"] or 200000
+        idx = torch.randint(0, rows, (1 << 20,), device=device, generator=g)
+        if name == "scatter":
+            out, src = torch.zeros(rows, 128, device=device), torch.randn(1 << 20, 128, device=device)
+            rep = lambda: out.index_add_(0, idx, src)  # noqa: E731
+        else:
+            table = torch.randn(rows, 128, device=device)
+            rep = lambda: table.index_select(0, idx)  # noqa: E731
     elif name == "bn":
-        rep = _bn(device, sn, cl=True)
+        rep = _bn(device, shape(*sn[:3]), cl=True)
+    elif name == "layer_norm":
+        x = _rand((o["rows"] or 64, o["features"] or 262144), device, grad=True)
+        ln = torch.nn.LayerNorm(x.shape[1], device=device, dtype=torch.bfloat16)
+        g = torch.randn_like(x)
+
+        def rep():
+            ln(x).backward(g)
+            x.grad = ln.weight.grad = ln.bias.grad = None
+    elif name == "group_norm":
+        x = _rand(shape(8, 256, 56), device, grad=True)
+        gn = torch.nn.GroupNorm(o["groups"], x.shape[1], device=device, dtype=torch.bfloat16)
+        g = torch.randn_like(x)
+
+        def rep():
+            gn(x).backward(g)
+            x.grad = gn.weight.grad = gn.bias.grad = None
     else:  # add
         x, y = _rand((64, 64, 224, 224), device), _rand((64, 64, 224, 224), device)
         rep = lambda: x + y  # noqa: E731
@@ -191,4 +232,5 @@ def op(device, **kw):
     def step():
         for _ in range(reps):
             rep()
-    return {"step": step, "meta": {"model": f"operator '{name}' x {reps}", "op": name, "reps": reps}}
+    given = {k: o[k] for k in ("c", "n", "hw", "rows", "features", "groups") if k in kw}
+    return {"step": step, "meta": {"model": f"operator '{name}' x {reps}", "op": name, "reps": reps, **given}}

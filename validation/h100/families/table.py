@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""The kernel-family sweeps of docs/calibration.md ("Kernels that hold few
+warps"): `dvfsim hw validate --device h100-sxm --json` on every capture of
+this folder (run7.sh: NCHW batch norm at 16-512 channels, the GNN's scatter
+and gather, four networks) and of norms/ (run8.sh: channels-last batch norm,
+layer norm and group norm at several grids), one Markdown row each: the
+measured power, and the model's time and power errors with the host at the
+capture's own pairing (the GPU and power models' error); each folder's
+streaming control (`op_add`, `op_add_end`) says how far its board sits from
+the model on a kernel the calibration prices.
+
+  python3 validation/h100/families/table.py [--dvfsim build/apps/dvfsim]
+"""
+import argparse
+import glob
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from validation_table import pct, validate  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dvfsim", default=os.path.join(ROOT, "build/apps/dvfsim"))
+    args = ap.parse_args()
+    print("| capture | call (board) | measured W | time | power |")
+    print("|---|---|---|---|---|")
+    for folder, call in ((HERE, "7"), (os.path.join(HERE, "norms"), "8")):
+        for trace in sorted(glob.glob(os.path.join(folder, "*.kineto.json.gz"))):
+            stem = trace[: -len(".kineto.json.gz")]
+            d, error = validate(args.dvfsim, stem, device="h100-sxm")
+            if d is None:
+                print(f"{os.path.basename(stem)}: {error}", file=sys.stderr)
+                return 1
+            board = json.load(open(stem + ".measured.json")).get("board", {}).get("uuid", "?")[:12]
+            p = d.get("paired") or d["predicted"]
+            print(f"| `{os.path.basename(stem)}` | {call} ({board}) | {d['measured']['power_w']:.1f} | "
+                  f"{pct(p['time_error_pct'])} | {pct(p['power_error_pct'])} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
