@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -291,9 +292,11 @@ void parse(const YAML::Node& root, Reader& r, Device& d) {
   }
 
   const YAML::Node c = r.child(root, "", "compute");
-  r.only_keys(c, "compute",
-              {"sm_count", "tensor_flops_per_clock_per_sm", "fp32_flops_per_clock_per_sm",
-               "warp_schedulers_per_sm", "kernel_gap_ns", "graph_kernel_gap_ns"});
+  r.only_keys(
+      c, "compute",
+      {"sm_count", "tensor_flops_per_clock_per_sm", "fp32_flops_per_clock_per_sm",
+       "warp_schedulers_per_sm", "kernel_gap_ns", "graph_kernel_gap_ns", "max_threads_per_sm",
+       "max_blocks_per_sm", "registers_per_sm", "shared_memory_per_sm"});
   d.sm_count = static_cast<std::int32_t>(r.number(c, "compute", "sm_count", 1, 10000));
   d.tensor_flops_per_clock_per_sm = r.number(c, "compute", "tensor_flops_per_clock_per_sm", 1, 1e6);
   d.fp32_flops_per_clock_per_sm = r.number(c, "compute", "fp32_flops_per_clock_per_sm", 1, 1e6);
@@ -305,6 +308,33 @@ void parse(const YAML::Node& root, Reader& r, Device& d) {
   if (c["kernel_gap_ns"]) d.kernel_gap_ns = r.number(c, "compute", "kernel_gap_ns", 0, 1e6);
   if (c["graph_kernel_gap_ns"])
     d.graph_kernel_gap_ns = r.number(c, "compute", "graph_kernel_gap_ns", 0, 1e6);
+  // Optional, all four or none: the SM's occupancy limits (resident_warp_share).
+  {
+    static constexpr const char* kLimits[] = {"max_threads_per_sm", "max_blocks_per_sm",
+                                              "registers_per_sm", "shared_memory_per_sm"};
+    int given = 0;
+    for (const char* k : kLimits) given += c[k] ? 1 : 0;
+    if (given > 0) {
+      for (const char* k : kLimits)
+        if (!c[k])
+          r.fail(fmt::format("compute.{}", k),
+                 "missing: the SM's occupancy limits come together (max_threads_per_sm, "
+                 "max_blocks_per_sm, registers_per_sm, shared_memory_per_sm)",
+                 &c);
+      const auto whole = [&](const char* k, double lo, double hi) {
+        const double v = r.number(c, "compute", k, lo, hi);
+        if (v != std::floor(v)) {
+          const YAML::Node at = c[k];
+          r.fail(fmt::format("compute.{}", k), fmt::format("{} is not a whole number", v), &at);
+        }
+        return static_cast<std::int32_t>(v);
+      };
+      d.max_threads_per_sm = whole("max_threads_per_sm", 32, 65536);
+      d.max_blocks_per_sm = whole("max_blocks_per_sm", 1, 1024);
+      d.registers_per_sm = whole("registers_per_sm", 1024, 16777216);
+      d.shared_memory_per_sm = whole("shared_memory_per_sm", 1024, 1 << 30);
+    }
+  }
 
   const YAML::Node m = r.child(root, "", "memory");
   r.only_keys(m, "memory", {"bandwidth_gbs", "bandwidth_memory_mhz"});

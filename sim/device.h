@@ -79,6 +79,13 @@ struct Device {
   // two kernels of one CUDA-graph launch (one correlation id). 0: not modelled.
   double kernel_gap_ns = 0.0;
   double graph_kernel_gap_ns = 0.0;
+  // What one SM can hold at once (the CUDA occupancy limits of the GPU's
+  // compute capability): threads, thread blocks, 32-bit registers and bytes
+  // of shared memory. 0: not given (resident_warp_share then reads 1).
+  std::int32_t max_threads_per_sm = 0;
+  std::int32_t max_blocks_per_sm = 0;
+  std::int32_t registers_per_sm = 0;
+  std::int32_t shared_memory_per_sm = 0;
   KernelGaps kernel_gaps() const;
   double dram_bandwidth_gbs = 0.0;             // at `dram_bandwidth_memory_mhz`
   std::int32_t dram_bandwidth_memory_mhz = 0;  // bandwidth scales with the memory clock

@@ -64,6 +64,38 @@ TEST(DeviceYaml, TheKernelGapIsOptionalAndRangeChecked) {
   EXPECT_NE(e.find("compute.kernel_gap_ns"), std::string::npos) << e;
 }
 
+// The SM's occupancy limits: all four or none (none: every grid's warps count
+// as filling its SMs), whole numbers, each error naming its key and line.
+TEST(DeviceYaml, TheSmOccupancyLimitsGoTogether) {
+  const Device d = load_device_yaml(h200_text(), "h200.yaml").device;
+  EXPECT_EQ(d.max_threads_per_sm, 2048);
+  EXPECT_EQ(d.max_blocks_per_sm, 32);
+  EXPECT_EQ(d.registers_per_sm, 65536);
+  EXPECT_EQ(d.shared_memory_per_sm, 233472);
+  std::string none = h200_text();
+  for (const char* k :
+       {"max_threads_per_sm", "max_blocks_per_sm", "registers_per_sm", "shared_memory_per_sm"}) {
+    const auto at = none.find(std::string("  ") + k + ":");
+    ASSERT_NE(at, std::string::npos) << k;
+    none.erase(at, none.find('\n', at) + 1 - at);
+  }
+  EXPECT_EQ(load_device_yaml(none, "test.yaml").device.max_threads_per_sm, 0);
+  std::string partial = h200_text();
+  const auto at = partial.find("  registers_per_sm:");
+  partial.erase(at, partial.find('\n', at) + 1 - at);
+  const std::string e = error_of(partial);
+  EXPECT_NE(e.find("field 'compute.registers_per_sm': missing: the SM's occupancy limits come "
+                   "together"),
+            std::string::npos)
+      << e;
+  const std::string frac = error_of(
+      replace(h200_text(), "max_blocks_per_sm: {value: 32", "max_blocks_per_sm: {value: 32.5"));
+  EXPECT_NE(
+      frac.find("test.yaml:32: field 'compute.max_blocks_per_sm': 32.5 is not a whole number"),
+      std::string::npos)
+      << frac;
+}
+
 // The L2 residency keys of the roofline model go together, or not at all
 // (absent: every byte is DRAM traffic), and the band must not be empty.
 TEST(DeviceYaml, TheL2ResidencyKeysGoTogether) {
