@@ -88,7 +88,7 @@ Prepared prepare(std::shared_ptr<const Workload> w, std::shared_ptr<const Loaded
   p.capture = cap == p.target->device.name ? p.target : load_capture_cached(cap);
   const Device& d = p.target->device;
   p.power = make_power_model(d, options);  // first: says so when `d` is for capture only
-  p.latency = make_latency_model(d);
+  p.latency = make_latency_model(d, options);
   p.governor = make_governor(d, *p.power);
   p.costs = p.latency->prepare(*p.workload, p.capture->device, d);
   p.shape = workload_shape(*p.workload);
@@ -246,8 +246,8 @@ std::shared_ptr<const Prepared> RunCache::prepared(
     const ModelOptions& options) {
   // The workload and device caches keep every object for the process, so
   // their addresses identify them.
-  const auto key =
-      std::make_tuple(w.get(), target.get(), options.data_activity, options.zeroed_operands);
+  const auto key = std::make_tuple(w.get(), target.get(), options.data_activity,
+                                   options.zeroed_operands, options.resident_warps);
   {
     const std::lock_guard<std::mutex> lock(m_);
     if (const auto it = prepared_.find(key); it != prepared_.end()) return it->second;

@@ -167,7 +167,7 @@ class RunCache {
  private:
   mutable std::mutex m_;
   std::unique_ptr<plan::PlanMemo> plans_;
-  std::map<std::tuple<const Workload*, const LoadedDevice*, double, bool>,
+  std::map<std::tuple<const Workload*, const LoadedDevice*, double, bool, bool>,
            std::shared_ptr<const Prepared>>
       prepared_;
   std::map<std::pair<const Prepared*, std::string>, std::shared_ptr<const RunResult>> baselines_;

@@ -74,6 +74,17 @@ const std::vector<EngineSetting>& engine_settings() {
        [](JsonWriter& j, std::string_view key, const RunSettings& s) {
          j.field(key, s.models.zeroed_operands ? "on" : "off");
        }},
+      {"resident_warps",
+       "on (the default): batch-norm passes draw the busy term by the warps they keep on "
+       "each SM; off: as if their blocks filled the SMs they occupy (docs/design.md)",
+       [](RunSettings& s, const std::string& v) {
+         if (v != "on" && v != "off")
+           throw InputError(fmt::format("--set resident_warps={}: expected on or off", v));
+         s.models.resident_warps = v == "on";
+       },
+       [](JsonWriter& j, std::string_view key, const RunSettings& s) {
+         j.field(key, s.models.resident_warps ? "on" : "off");
+       }},
       {"host_overhead",
        "profiler host-overhead correction of Kineto traces: off, auto (the default, 2.06) or "
        "a factor in [1, 100] (docs/validation.md)",

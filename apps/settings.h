@@ -1,9 +1,10 @@
 #pragma once
 // Engine settings: the `--set` keys that configure the simulation rather than
 // the policy (switch_latency_us, memory_stall_us, data_activity,
-// zeroed_operands, host_overhead, power_limit_w). One table serves parsing `--set`, the help of
-// `dvfsim policies` and `run --set`, the checks of experiment files, and the
-// fields of summary.json (hence the columns of results.csv).
+// zeroed_operands, resident_warps, host_overhead, power_limit_w). One table
+// serves parsing `--set`, the help of `dvfsim policies` and `run --set`, the
+// checks of experiment files, and the fields of summary.json (hence the
+// columns of results.csv).
 #include <map>
 #include <string>
 #include <string_view>

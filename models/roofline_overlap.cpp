@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "sim/error.h"
 
@@ -37,8 +38,8 @@ const bool registered = register_model({
             {"l2_hit_dram_power", false, 0, 1,
              "memory power of a byte served by L2 over that of a DRAM byte"},
         },
-    .make_latency = [](const Device& d) -> std::unique_ptr<LatencyModel> {
-      return std::make_unique<RooflineOverlap>(d);
+    .make_latency = [](const Device& d, const ModelOptions& o) -> std::unique_ptr<LatencyModel> {
+      return std::make_unique<RooflineOverlap>(d, o.resident_warps);
     },
     .make_power = {},
     .make_governor = {},
@@ -78,8 +79,9 @@ RooflineParams RooflineParams::of(const Device& d) {
   return r;
 }
 
-RooflineOverlap::RooflineOverlap(const Device& target)
-    : p_(RooflineParams::of(target)),
+RooflineOverlap::RooflineOverlap(const Device& target, bool resident_warps)
+    : resident_warps_(resident_warps),
+      p_(RooflineParams::of(target)),
       form_(target, p_.kappa, p_.min_kernel_ns, p_.l2_bytes_per_clock) {}
 
 Clocks RooflineOverlap::capture_clocks(const Workload& w, const Device& capture) {
@@ -94,6 +96,27 @@ Clocks RooflineOverlap::capture_clocks(const Workload& w, const Device& capture)
   core = nearest(capture.core_clocks_mhz, core);
   mem = nearest(capture.memory_clocks_mhz, mem);
   return make_clocks(capture, core, mem);
+}
+
+double resident_warp_share(const LaunchConfig& launch, const Device& d) {
+  const auto& b = launch.block;
+  const double threads = static_cast<double>(b[0]) * b[1] * b[2];
+  if (d.max_threads_per_sm <= 0 || d.sm_count <= 0 || threads <= 1) return 1.0;
+  const double warps = std::ceil(threads / 32.0);
+  const double max_warps = d.max_threads_per_sm / 32.0;
+  double blocks = std::min<double>(d.max_blocks_per_sm, std::floor(max_warps / warps));
+  if (launch.registers_per_thread > 0) {
+    const double per_warp = std::ceil(launch.registers_per_thread * 32.0 / 256.0) * 256.0;
+    blocks = std::min(blocks, std::floor(d.registers_per_sm / (per_warp * warps)));
+  }
+  if (launch.shared_memory_bytes > 0)
+    blocks = std::min(blocks, std::floor(static_cast<double>(d.shared_memory_per_sm) /
+                                         launch.shared_memory_bytes));
+  blocks = std::max(blocks, 1.0);  // it ran: at least one block fits
+  const auto& g = launch.grid;
+  const double ctas = static_cast<double>(g[0]) * g[1] * g[2];
+  const double per_sm = std::min(blocks, std::max(1.0, ctas / d.sm_count));
+  return std::min(1.0, per_sm * warps / max_warps);
 }
 
 std::vector<KernelCost> RooflineOverlap::prepare(const Workload& w, const Device& capture,
@@ -130,6 +153,7 @@ std::vector<KernelCost> RooflineOverlap::prepare(const Workload& w, const Device
   // MathPipe per (name_id, attention or not), -1 unread: names repeat.
   std::vector<std::int8_t> pipe_of(2 * w.names.size(), -1);
   std::vector<std::int8_t> fp16_of(w.names.size(), -1);  // fp16 operands per name_id, -1 unread
+  std::vector<std::int8_t> batch_norm_of(w.names.size(), -1);  // likewise, a batch-norm pass
   for (std::size_t i = 0; i < w.kernels.size(); ++i) {
     const Kernel& k = w.kernels[i];
     KernelCost& kc = out[i];
@@ -210,6 +234,17 @@ std::vector<KernelCost> RooflineOverlap::prepare(const Workload& w, const Device
       const double threads = static_cast<double>(b[0]) * b[1] * b[2];
       if (ctas * threads > 1 && target.sm_count > 0)
         kc.sm_share = std::min(1.0, ctas / target.sm_count);
+      // Batch-norm passes draw the busy term by the warps they keep on each
+      // SM: ATen's NCHW batch norm (one block per channel) measured at 16 to
+      // 512 channels drew sqrt(resident warp share) of it, channels-last
+      // batch norm held out (docs/calibration.md, "Kernels that hold few
+      // warps"). Layer and group norm, measured too, are not: their errors
+      // grew under it.
+      if (resident_warps_ && k.cls == KernelClass::norm) {
+        std::int8_t& bn = batch_norm_of[k.name_id];
+        if (bn < 0) bn = static_cast<std::int8_t>(is_batch_norm_kernel(w.name(k)));
+        if (bn > 0) kc.sm_share *= std::sqrt(resident_warp_share(k.launch, target));
+      }
       kc.drain_ns = kc.fixed_ns;
     }
     kc.compute_ns_mhz =

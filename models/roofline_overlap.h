@@ -67,9 +67,19 @@ struct RooflineParams {
   }
 };
 
+// The warps a kernel keeps resident on each SM its grid occupies, over the
+// most an SM can hold (Device::max_threads_per_sm / 32), in (0, 1]: its
+// blocks spread evenly over the SMs (one each while the grid has fewer CTAs
+// than SMs), at most as many per SM as the threads, blocks, registers
+// (allocated per warp in units of 256) and shared memory of the SM allow.
+// 1 when the device gives no limits or the launch gives no block size.
+double resident_warp_share(const LaunchConfig& launch, const Device& d);
+
 class RooflineOverlap final : public LatencyModel {
  public:
-  explicit RooflineOverlap(const Device& target);
+  // resident_warps: whether batch-norm passes draw the busy term by their
+  // resident warps (ModelOptions::resident_warps).
+  explicit RooflineOverlap(const Device& target, bool resident_warps = true);
   std::vector<KernelCost> prepare(const Workload& w, const Device& capture,
                                   const Device& target) const override;
   double duration_ns(const KernelCost& k, const Clocks& c) const override {
@@ -84,6 +94,7 @@ class RooflineOverlap final : public LatencyModel {
   static Clocks capture_clocks(const Workload& w, const Device& capture);
 
  private:
+  bool resident_warps_;
   RooflineParams p_;
   RooflineForm form_;  // kappa, the kernel floor and the target's rates per clock
 };

@@ -92,8 +92,8 @@ const ModelInfo& chosen(const Device& d, ModelKind kind) {
 }
 }  // namespace
 
-std::unique_ptr<LatencyModel> make_latency_model(const Device& d) {
-  return chosen(d, ModelKind::latency).make_latency(d);
+std::unique_ptr<LatencyModel> make_latency_model(const Device& d, const ModelOptions& o) {
+  return chosen(d, ModelKind::latency).make_latency(d, o);
 }
 std::unique_ptr<PowerModel> make_power_model(const Device& d, const ModelOptions& o) {
   return chosen(d, ModelKind::power).make_power(d, o);

@@ -43,6 +43,10 @@ struct ModelOptions {
   // Whether tensor-core work on operands a ReLU zeroed draws the device's
   // tensor_power_zeroed1/2 (true, the default) or random data's power.
   bool zeroed_operands = true;
+  // Whether batch-norm passes draw the busy term by the warps they keep on
+  // each SM (true, the default; resident_warp_share, models/roofline_overlap.h)
+  // or as if their blocks filled the SMs they occupy.
+  bool resident_warps = true;
 };
 
 struct ModelInfo {
@@ -52,7 +56,7 @@ struct ModelInfo {
   std::vector<ModelParamSpec> params;
   // Exactly the one of these that matches `kind` is set. They read the
   // device's ModelChoice of their kind (Device::latency/power/governor).
-  std::function<std::unique_ptr<LatencyModel>(const Device&)> make_latency;
+  std::function<std::unique_ptr<LatencyModel>(const Device&, const ModelOptions&)> make_latency;
   std::function<std::unique_ptr<PowerModel>(const Device&, const ModelOptions&)> make_power;
   std::function<std::unique_ptr<Governor>(const Device&, const PowerModel&)> make_governor;
 };
@@ -73,7 +77,7 @@ const Params& model_params(const Device& d, ModelKind kind, const std::string& m
 
 // Builds the device's models by the names its file gives (InputError when the
 // device has no such section, e.g. a device file meant for capture only).
-std::unique_ptr<LatencyModel> make_latency_model(const Device& d);
+std::unique_ptr<LatencyModel> make_latency_model(const Device& d, const ModelOptions& o = {});
 std::unique_ptr<PowerModel> make_power_model(const Device& d, const ModelOptions& o = {});
 std::unique_ptr<Governor> make_governor(const Device& d, const PowerModel& power);
 

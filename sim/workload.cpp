@@ -226,6 +226,11 @@ double elementwise_instructions_per_byte(std::string_view kernel_name) {
   return kClassMix;
 }
 
+bool is_batch_norm_kernel(std::string_view kernel_name) {
+  const LowerName name(kernel_name);
+  return name.has("batch_norm") || name.has("cudnn::bn_");
+}
+
 double norm_instructions_per_byte(std::string_view kernel_name) {
   // Warp instructions (Nsight Compute sm__inst_executed) over the annotated
   // DRAM bytes, summed per family, for the two batch-norm passes that issue

@@ -110,6 +110,10 @@ bool is_layout_transform_kernel(std::string_view kernel_name);
 // says none of them.
 double elementwise_instructions_per_byte(std::string_view kernel_name);
 
+// Whether a kernel is a batch-norm pass: ATen's (`batch_norm_...`, NCHW and
+// channels-last) or cuDNN's (`cudnn::bn_...`).
+bool is_batch_norm_kernel(std::string_view kernel_name);
+
 // Warp instructions per DRAM byte of a `norm` kernel: batch norm's statistics
 // and backward-reduction passes by their names, 0.139 (the GPT-3-XL step's
 // class) otherwise.

@@ -96,6 +96,12 @@ TEST(BadInput, ZeroedOperandsNeitherOnNorOff) {
                {"zeroed_operands=yes", "expected on or off"});
 }
 
+TEST(BadInput, ResidentWarpsNeitherOnNorOff) {
+  expect_error(run_dvfsim(run_args(DVFSIM_SHIPPED_TRACE,
+                                   "--device h200 --policy native --set resident_warps=1")),
+               {"resident_warps=1", "expected on or off"});
+}
+
 TEST(BadInput, PowerLimitOutsideTheDevicesRange) {
   expect_error(run_dvfsim(run_args(DVFSIM_SHIPPED_TRACE,
                                    "--device h200 --policy static --set core_mhz=1410 "

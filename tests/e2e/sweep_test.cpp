@@ -120,6 +120,7 @@ TEST(Sweep, TinyProductWritesResultsAndResumes) {
                           "memory_stall_us",
                           "data_activity",
                           "zeroed_operands",
+                          "resident_warps",
                           "core_mhz",
                           "time_s",
                           "energy_j",

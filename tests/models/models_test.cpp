@@ -284,6 +284,89 @@ TEST(RooflineOverlap, BusyCountsTheSmsAGridOccupiesOutsideLaunchAndDrain) {
   EXPECT_NEAR(pow.power_w(quarter, c) - pow.power_w(none, c), 0.225 * 100.38 * 1.98, 1e-6);
 }
 
+// Warps resident per occupied SM over the H200's 64 (2048 threads per SM, 32
+// blocks, 64 K registers, 228 KB of shared memory): ATen's NCHW batch norm
+// runs one 512-thread block (16 warps) per channel.
+LaunchConfig launch_of(std::uint32_t ctas, std::uint32_t threads, std::uint32_t regs = 0,
+                       std::uint32_t smem = 0) {
+  LaunchConfig l;
+  l.grid[0] = ctas;
+  l.block[0] = threads;
+  l.registers_per_thread = regs;
+  l.shared_memory_bytes = smem;
+  return l;
+}
+
+TEST(RooflineOverlap, ResidentWarpShareFollowsTheSmsLimits) {
+  const Device& d = h200();
+  // 64 channels on 132 SMs: one block of 16 warps on each occupied SM.
+  EXPECT_DOUBLE_EQ(resident_warp_share(launch_of(64, 512, 30), d), 16.0 / 64);
+  // 256 channels: 256 / 132 = 1.94 blocks per SM, 31.0 warps of 64.
+  EXPECT_DOUBLE_EQ(resident_warp_share(launch_of(256, 512, 30), d), 256.0 / 132 * 16 / 64);
+  // Many waves: four 512-thread blocks fill an SM (2048 threads).
+  EXPECT_DOUBLE_EQ(resident_warp_share(launch_of(100'000, 512, 30), d), 1.0);
+  // 128 registers a thread: 4096 a warp, 8 warps a block = 32 K: two blocks.
+  EXPECT_DOUBLE_EQ(resident_warp_share(launch_of(100'000, 256, 128), d), 16.0 / 64);
+  // 100 KB of shared memory a block: two fit in 228 KB, 2 x 4 warps.
+  EXPECT_DOUBLE_EQ(resident_warp_share(launch_of(100'000, 128, 32, 100 * 1024), d), 8.0 / 64);
+  // 128-thread blocks: at most 32 blocks (the block limit, 128 warps' worth) of 4 warps.
+  EXPECT_DOUBLE_EQ(resident_warp_share(launch_of(100'000, 128), d), 1.0);
+  EXPECT_DOUBLE_EQ(resident_warp_share(launch_of(100'000, 32), d), 32.0 / 64);
+  // No block size (a trace without launch configurations), or no limits: 1.
+  EXPECT_DOUBLE_EQ(resident_warp_share(launch_of(64, 1), d), 1.0);
+  Device bare = d;
+  bare.max_threads_per_sm = 0;
+  EXPECT_DOUBLE_EQ(resident_warp_share(launch_of(64, 512), bare), 1.0);
+}
+
+// A batch-norm pass's busy share is its grid's SM share times the square root
+// of its resident warp share: 64 blocks of 512 threads, 64 / 132 x sqrt(16 /
+// 64) = 0.2424; the same grid keeps 64 / 132 in a layer norm or an
+// elementwise kernel. Kernels: ATen's NCHW statistics pass and cuDNN's, a
+// layer norm, an elementwise one, each at 64 and 528 blocks.
+TEST(RooflineOverlap, BatchNormKernelsDrawTheBusyTermByTheirResidentWarps) {
+  const Device& d = h200();
+  Workload w;
+  w.capture.device = "h200";
+  w.capture.core_mhz = 1980;
+  const std::pair<KernelClass, const char*> kinds[] = {
+      {KernelClass::norm, "void at::native::batch_norm_collect_statistics_kernel<at::native::Var>"},
+      {KernelClass::norm, "void cudnn::bn_fw_tr_1C11_kernel_NCHW<float, float, int, 512>"},
+      {KernelClass::norm, "void at::native::vectorized_layer_norm_kernel<float, float>"},
+      {KernelClass::elementwise, "void at::native::vectorized_elementwise_kernel<4>"}};
+  for (const auto& [cls, name] : kinds) {
+    for (const std::uint32_t ctas : {64u, 528u}) {
+      Kernel k;
+      k.cls = cls;
+      k.name_id = w.intern(name);
+      k.work.duration_ns = 100'000;
+      k.work.dram_bytes = 1e6;
+      k.launch = launch_of(ctas, 512, 30);
+      w.kernels.push_back(k);
+    }
+  }
+  RooflineOverlap lat(d);
+  const auto costs = lat.prepare(w, d, d);
+  for (const int bn : {0, 2}) {
+    EXPECT_NEAR(costs[bn].sm_share, 64.0 / 132 * 0.5, 1e-12) << bn;
+    EXPECT_NEAR(costs[bn + 1].sm_share, 1.0, 1e-12) << bn;  // 528 blocks: four an SM, 64 warps
+  }
+  for (const int other : {4, 6}) {
+    EXPECT_NEAR(costs[other].sm_share, 64.0 / 132, 1e-12) << other;
+    EXPECT_NEAR(costs[other + 1].sm_share, 1.0, 1e-12) << other;
+  }
+  // At 1980 MHz (1.00 V) the busy term is 100.38 x 1.98 = 198.75 W over the
+  // whole GPU: the batch-norm pass draws 48.2 W of it, the layer norm 96.4 W.
+  const Clocks c = make_clocks(d, 1980, d.default_memory_mhz);
+  const CmosPower pow(d);
+  const double bn_w = pow.power_w(lat.utilisation(costs[0], c, 100'000), c);
+  const double ln_w = pow.power_w(lat.utilisation(costs[4], c, 100'000), c);
+  EXPECT_NEAR(ln_w - bn_w, 64.0 / 132 * 0.5 * 100.38 * 1.98 * (1 - 1'000.0 / 100'000), 1e-6);
+  // --set resident_warps=off: the grid's SM share alone.
+  const auto off = RooflineOverlap(d, false).prepare(w, d, d);
+  EXPECT_NEAR(off[0].sm_share, 64.0 / 132, 1e-12);
+}
+
 // FP32 matrix products on the SIMT pipes draw the simt_matrix term on their
 // FLOPs, on top of their instructions' issue term; a tensor GEMM and an
 // elementwise kernel with the same FLOPs do not. 64 FLOPs per FFMA warp
