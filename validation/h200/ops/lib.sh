@@ -3,19 +3,25 @@
 # printed goes to OUTDIR/LOGNAME too), then
 #   capops "NAME:REPS ..."   each operator of workloads.py captured alone,
 #                            two traced steps, into $w as op_NAME.*
+#   capx TAG REPS NAME [key=value...]
+#                            one operator with shape options, as capops,
+#                            into $w as op_TAG.*
 #   ncuops "NAME ..." BUDGET Nsight Compute on one repetition of each, reduced
 #                            into $w as ncu_op_NAME.subset.csv.gz (log: ncu.log)
 #   source lib.sh OUTDIR LOGNAME
 source "$(dirname "${BASH_SOURCE[0]}")/../heldout3/lib.sh" "$1" "$2"
 ops_py="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/workloads.py"
+capx() {
+  local tag=$1 reps=$2 name=$3 a args=()
+  shift 3
+  for a in "$@"; do args+=(--arg "$a"); done
+  timeout 60 python3 "$root/traces/capture/capture.py" --workload "$ops_py:op" --arg name="$name" \
+    --arg reps="$reps" "${args[@]}" --out "$w" --tag "op_$tag" --class operator --profile-steps 2
+  echo "op_$tag rc=$?"
+}
 capops() {
-  local o name reps
-  for o in $1; do
-    name=${o%%:*} reps=${o#*:}
-    timeout 60 python3 "$root/traces/capture/capture.py" --workload "$ops_py:op" \
-      --arg name="$name" --arg reps="$reps" --out "$w" --tag "op_$name" --class operator --profile-steps 2
-    echo "op_$name rc=$?"
-  done
+  local o
+  for o in $1; do capx "${o%%:*}" "${o#*:}" "${o%%:*}"; done
 }
 ncuops() {
   local n ncus=()

@@ -10,15 +10,6 @@
 #   bash validation/h200/ops/run8.sh OUTDIR
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "${1:-}" caps8.log
 nvidia-smi --query-gpu=name,uuid,serial,pci.bus_id,vbios_version,power.draw,temperature.gpu --format=csv
-# capx TAG REPS NAME [key=value...]: one operator of workloads.py alone, as capops.
-capx() {
-  local tag=$1 reps=$2 name=$3 a args=()
-  shift 3
-  for a in "$@"; do args+=(--arg "$a"); done
-  timeout 60 python3 "$root/traces/capture/capture.py" --workload "$ops_py:op" --arg name="$name" \
-    --arg reps="$reps" "${args[@]}" --out "$w" --tag "op_$tag" --class operator --profile-steps 2
-  echo "op_$tag rc=$?"
-}
 capops "add:60 bn_nchw:20"
 capx bn_cl_c16_hw112 20 bn n=128 c=16 hw=112
 capx bn_cl_c72_hw56 20 bn n=128 c=72 hw=56
