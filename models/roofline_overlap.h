@@ -71,8 +71,10 @@ struct RooflineParams {
 // most an SM can hold (Device::max_threads_per_sm / 32), in (0, 1]: its
 // blocks spread evenly over the SMs (one each while the grid has fewer CTAs
 // than SMs), at most as many per SM as the threads, blocks, registers
-// (allocated per warp in units of 256) and shared memory of the SM allow.
-// 1 when the device gives no limits or the launch gives no block size.
+// (allocated per warp in units of 256) and shared memory of the SM allow
+// (the 1 KB of shared memory the driver reserves per block on recent GPUs
+// is not counted). 1 when the device gives no limits or the launch gives no
+// block size.
 double resident_warp_share(const LaunchConfig& launch, const Device& d);
 
 class RooflineOverlap final : public LatencyModel {

@@ -52,9 +52,10 @@ struct KernelCost {
   double l2_excess_bytes = 0.0;
   // What share of the GPU's SMs executes the kernel, and for how long: its
   // grid's CTAs over the SM count (at most 1; 1 when the trace gives no launch
-  // configuration), and, of its time, the launch and drain in which no SM of
-  // it executes (the latency model's clock-independent part). The power
-  // models' `busy` term is drawn only by executing SMs (Utilisation::busy).
+  // configuration; for a batch-norm pass times the square root of its
+  // resident warp share, models/roofline_overlap.h), and, of its time, the launch and drain in
+  // which no SM of it executes (the latency model's clock-independent part). The power models'
+  // `busy` term is drawn only by executing SMs (Utilisation::busy).
   double sm_share = 1.0;
   double drain_ns = 0.0;
 };
