@@ -553,7 +553,7 @@ TEST(EndToEnd, AnFp8StepIsPricedAtHalfA16BitFlopTimesItsRatio) {
   expect_h100_row("fp8/ffn_fp8_infer_t8192", 0.02573, 17.82, -0.90, -0.46);
 }
 
-TEST(EndToEnd, NormalisationKernelsDrawTheBusyTermByTheirResidentWarps) {
+TEST(EndToEnd, BatchNormPassesDrawTheBusyTermByTheirResidentWarps) {
   // validation/h100/families/: NCHW batch norm on 64 x 128 x 56 x 56, whose
   // statistics and backward kernels run 128 blocks of 16 warps, one an SM
   // (busy share 128 / 132 x sqrt(16 / 64)): 13.91 ms and 3.81 J per step,
