@@ -24,6 +24,13 @@ double number(std::string_view key, const std::string& value, double max,
   return v;
 }
 
+// `value` as on (true) or off (false), else InputError saying so.
+bool on_off(std::string_view key, const std::string& value) {
+  if (value != "on" && value != "off")
+    throw InputError(fmt::format("--set {}={}: expected on or off", key, value));
+  return value == "on";
+}
+
 // An override (< 0: not set) as a number or null.
 void override_field(JsonWriter& j, std::string_view key, double v) {
   if (v >= 0)
@@ -67,9 +74,7 @@ const std::vector<EngineSetting>& engine_settings() {
        "on (the default): tensor-core work on operands a ReLU zeroed draws the device's "
        "tensor_power_zeroed1/2; off: the tensor power of random data (docs/design.md)",
        [](RunSettings& s, const std::string& v) {
-         if (v != "on" && v != "off")
-           throw InputError(fmt::format("--set zeroed_operands={}: expected on or off", v));
-         s.models.zeroed_operands = v == "on";
+         s.models.zeroed_operands = on_off("zeroed_operands", v);
        },
        [](JsonWriter& j, std::string_view key, const RunSettings& s) {
          j.field(key, s.models.zeroed_operands ? "on" : "off");
@@ -78,9 +83,7 @@ const std::vector<EngineSetting>& engine_settings() {
        "on (the default): batch-norm passes draw the busy term by the warps they keep on "
        "each SM; off: as if their blocks filled the SMs they occupy (docs/design.md)",
        [](RunSettings& s, const std::string& v) {
-         if (v != "on" && v != "off")
-           throw InputError(fmt::format("--set resident_warps={}: expected on or off", v));
-         s.models.resident_warps = v == "on";
+         s.models.resident_warps = on_off("resident_warps", v);
        },
        [](JsonWriter& j, std::string_view key, const RunSettings& s) {
          j.field(key, s.models.resident_warps ? "on" : "off");
