@@ -13,7 +13,6 @@ the model on a kernel the calibration prices.
 """
 import argparse
 import glob
-import json
 import os
 import sys
 
@@ -36,7 +35,7 @@ def main():
             if d is None:
                 print(f"{os.path.basename(stem)}: {error}", file=sys.stderr)
                 return 1
-            board = json.load(open(stem + ".measured.json")).get("board", {}).get("uuid", "?")[:12]
+            board = d["measured"].get("board_uuid", "?")[:12]
             p = d.get("paired") or d["predicted"]
             print(f"| `{os.path.basename(stem)}` | {call} ({board}) | {d['measured']['power_w']:.1f} | "
                   f"{pct(p['time_error_pct'])} | {pct(p['power_error_pct'])} |")
