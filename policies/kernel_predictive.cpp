@@ -123,6 +123,13 @@ class KernelPredictive final : public plan::LearnThenFollow {
         repay_ns);
   }
 
+  plan::HoldPair catch_up_clocks(PolicyContext& ctx, int position) override {
+    const auto& items = rest_in_.kernels;
+    return plan::fastest_hold_pair(
+        ctx, rest_in_.gpu, std::vector<plan::ItemSpec>(items.begin() + position + 1, items.end()),
+        rest_in_.start.stall_ns);
+  }
+
   Objective objective_;
   plan::MemoryMode memory_;
   std::unique_ptr<plan::PlanCache> cache_;

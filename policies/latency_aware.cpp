@@ -251,6 +251,13 @@ class LatencyAware final : public plan::LearnThenFollow {
     return plan::rest_by_knapsack(ctx, rest_kin_, std::move(rest), repay_ns);
   }
 
+  plan::HoldPair catch_up_clocks(PolicyContext& ctx, int position) override {
+    const auto& items = rest_kin_.kernels;
+    return plan::fastest_hold_pair(
+        ctx, rest_kin_.gpu, std::vector<plan::ItemSpec>(items.begin() + position + 1, items.end()),
+        rest_kin_.start.stall_ns);
+  }
+
   Objective objective_;
   std::unique_ptr<plan::PlanCache> cache_;
   bool rest_by_knapsack_ = false;

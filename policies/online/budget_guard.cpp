@@ -1,6 +1,7 @@
 #include "policies/online/budget_guard.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 namespace dvfsim::plan {
@@ -161,6 +162,37 @@ RestPlanResult rest_by_segments(const PolicyContext& ctx, const SegmentPlanInput
     tighten += tightening_ns(sp.emulation.time_ns - limit, limit);
   }
   return {};
+}
+
+HoldPair fastest_hold_pair(const PolicyContext& ctx, const GpuModel& gpu,
+                           const std::vector<ItemSpec>& rest, double stall_ns) {
+  const Device& d = ctx.device();
+  const Clocks top = make_clocks(d, d.max_core_mhz(), d.max_memory_mhz());
+  if (rest.empty()) return {top, 0.0};
+  std::vector<Clocks> candidates{top};
+  for (auto m = d.memory_clocks_mhz.rbegin(); m != d.memory_clocks_mhz.rend(); ++m) {
+    // The highest core clock this memory clock allows.
+    for (auto c = d.core_clocks_mhz.rbegin(); c != d.core_clocks_mhz.rend(); ++c) {
+      if (!d.supports(*c, *m)) continue;
+      const Clocks pair = make_clocks(d, *c, *m);
+      if (!(pair == top)) candidates.push_back(pair);
+      break;
+    }
+  }
+  const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+  if (std::find(candidates.begin(), candidates.end(), def) == candidates.end())
+    candidates.push_back(def);
+  const EmulationStart start = start_now(ctx, stall_ns);
+  HoldPair best{top, std::numeric_limits<double>::infinity()};
+  for (const Clocks& pair : candidates) {
+    const double t =
+        emulate(gpu, rest, std::vector<Clocks>(rest.size(), pair), start, best.use_ns).time_ns;
+    if (t < best.use_ns) best = {pair, t};
+  }
+  const double t_def =
+      emulate(gpu, rest, std::vector<Clocks>(rest.size(), def), at_default(start, def)).time_ns;
+  best.use_ns -= t_def;
+  return best;
 }
 
 }  // namespace dvfsim::plan

@@ -120,4 +120,22 @@ RestPlanResult rest_by_knapsack(const PolicyContext& ctx, const KernelPlanInput&
 RestPlanResult rest_by_segments(const PolicyContext& ctx, const SegmentPlanInput& base,
                                 std::vector<ItemSpec> rest, double repay_ns);
 
+// The one pair that runs `rest` (the learned items after the position that
+// tripped the guard) fastest from now on the policy's own GPU model
+// (`gpu`), firmware cap included: the top core clock with each memory clock
+// (the highest core clock that memory clock allows), and the default pair.
+// The top pair is not always the fastest: under a power cap its memory
+// power can take more core clock than its memory clock gives (the RTX 3080
+// Ti's capped GEMMs run slower at 9501 MHz memory than at 9251). The top pair
+// on a tie. Its use is against the rest at the default clocks, already in
+// force (as a re-plan's reference).
+struct HoldPair {
+  Clocks pair;
+  // The rest's emulated time at `pair` less at the default clocks (what the
+  // pair adds to the account over the rest; negative: it repays).
+  double use_ns = 0.0;
+};
+HoldPair fastest_hold_pair(const PolicyContext& ctx, const GpuModel& gpu,
+                           const std::vector<ItemSpec>& rest, double stall_ns);
+
 }  // namespace dvfsim::plan

@@ -132,15 +132,35 @@ void LearnThenFollow::trip(PolicyContext& ctx, int position) {
   const bool immediate_switches = std::max(ctx.expected_core_switch_ns(),
                                            ctx.expected_memory_switch_ns()) <= kImmediateSwitchNs;
   const bool owing = guard_.debt_ns() > guard_.allowance_ns();
+  // No re-plan. With switches that land at once: the fastest clocks while
+  // the account is over the allowance (the one pair the rest runs fastest
+  // at, cap included), then the default ones; but the plan is kept where
+  // its own rest is projected to end nearer the budget than that pair's (a
+  // plan that repays on later kernels, e.g. GEMMs it runs faster under the
+  // cap at a lower memory clock, can repay more than any one pair). With a
+  // real latency the switch there lands a latency late (the switch back
+  // too, and a memory switch stalls the GPU): the default clocks when the
+  // account is within the allowance (they keep it there), else the plan is
+  // kept: the default clocks repay nothing, its later positions are all that
+  // can.
+  HoldPair hold_pair;
+  bool catch_up_now = false;
+  if (!rest.have && immediate_switches && owing) {
+    hold_pair = catch_up_clocks(ctx, position);
+    catch_up_now = guard_.debt_ns() + hold_pair.use_ns < guard_.projected_ns();
+  }
   note(fmt::format(
       "budget guard: iteration {} projected {:.3f} ms over its budget after position {} "
       "(account {:+.3f} ms against native): {}",
       guard_iteration_, (guard_.projected_ns() - guard_.allowance_ns()) * 1e-6, position,
       guard_.debt_ns() * 1e-6,
-      rest.have            ? "the rest of the iteration re-planned"
-      : !owing             ? "the default clocks for the rest of the iteration"
-      : immediate_switches ? "the fastest clocks until repaid"
-                           : "the plan kept (no re-plan repays it)"));
+      rest.have      ? "the rest of the iteration re-planned"
+      : !owing       ? "the default clocks for the rest of the iteration"
+      : catch_up_now ? "the fastest clocks until repaid"
+      : immediate_switches
+          ? "the plan kept (no re-plan repays it, and its rest ends nearer the budget than any "
+            "one pair)"
+          : "the plan kept (no re-plan repays it)"));
   // The new clocks take over where a switch requested now lands; the kernels
   // before keep what is followed now (and the switch in flight for them).
   const int from = takeover(ctx, position);
@@ -156,20 +176,14 @@ void LearnThenFollow::trip(PolicyContext& ctx, int position) {
     off_plan_ = true;
     return;
   }
-  // No re-plan. With switches that land at once: the fastest clocks while
-  // the account is over the allowance, then the default ones. With a real
-  // latency the switch there lands a latency late (the switch back too, and
-  // a memory switch stalls the GPU): the default clocks when the account is
-  // within the allowance (they keep it there), else the plan is kept: the
-  // default clocks repay nothing, its later positions are all that can.
   replans_ = kGuardReplans;
+  if (owing && !catch_up_now) return;
   const Device& d = ctx.device();
-  const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
-  if (!immediate_switches && owing) return;
-  catching_up_ = immediate_switches && owing;
-  catch_up_pair_ = make_clocks(d, d.max_core_mhz(), d.max_memory_mhz());
+  catching_up_ = catch_up_now;
+  catch_up_pair_ = hold_pair.pair;
   catch_up_from_ns_ = -1;
-  hold(ctx, from, catching_up_ ? catch_up_pair_ : def);
+  hold(ctx, from,
+       catching_up_ ? catch_up_pair_ : make_clocks(d, d.default_core_mhz, d.default_memory_mhz));
 }
 
 void LearnThenFollow::catch_up(PolicyContext& ctx) {

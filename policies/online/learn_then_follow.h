@@ -2,6 +2,7 @@
 // The shape of every online planner: learn, plan once, follow.
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -55,6 +56,15 @@ class LearnThenFollow : public Policy {
   // (have = false): no plan meets that.
   virtual RestPlan replan_rest(PolicyContext& /*ctx*/, int /*position*/, double /*repay_ns*/) {
     return {};
+  }
+  // The clocks held to repay the account when no re-plan does (switches
+  // that land at once): the pair that runs the positions after `position`
+  // fastest, and what it adds to the account over them (fastest_hold_pair);
+  // the top pair, taken whatever it adds, where a policy cannot tell.
+  virtual HoldPair catch_up_clocks(PolicyContext& ctx, int /*position*/) {
+    const Device& d = ctx.device();
+    return {make_clocks(d, d.max_core_mhz(), d.max_memory_mhz()),
+            -std::numeric_limits<double>::infinity()};
   }
   // Follows `steps` (early: switches issued ahead by the expected latency).
   // Guarded when `first`, `later` (the plan's and the default clocks'

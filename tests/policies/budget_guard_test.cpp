@@ -33,6 +33,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
+#include <string_view>
 
 #include "tests/policies/toy_run.h"
 
@@ -245,6 +247,217 @@ TEST(BudgetGuard, AnIterationLikeTheLearnedOneDoesNotTrip) {
   // remaining 10 ms: 0.25 ms.
   EXPECT_NEAR(g.expected_rest_deviation_ns(), 0.25e6, 1e-6);
   EXPECT_EQ(g.trips(), 1);
+}
+
+// The fallback when no re-plan repays the account (switches that land at
+// once): the pair that runs the rest fastest, firmware cap included, not the
+// top pair. The toy above with a third memory clock, 1500 MHz, whose memory
+// power (150 W) the firmware pays for by capping the core at 1000 MHz, and B
+// costlier by more than the rest can repay: its compute part 14 ms at
+// 1000 MHz (native still 10 ms: 7 ms of compute at 2000 MHz under 10 ms of
+// memory time). The profiling iteration's plan is the one above (1500 MHz
+// saves no energy): 32 ms. From the second iteration on, B at the plan's
+// (1000, 1000) takes 14 ms: 4 ms owed at its end, and A2 at its fastest, 8 ms
+// at 2500 MHz, repays 2 ms of it: no re-plan meets the budget. Held at the
+// top pair (2500, 1500), A2 would run at the capped 1000 MHz from the
+// governor's next tick on: 18.5 ms (kernel-predictive) or 19.25 ms
+// (latency-aware), as this test measured before the fix. The fastest pair is (2500, 1000) (its tie
+// (2500, 500) comes later in memory order): 8 ms, 320 W, 2.56 J. The
+// iteration: 2 + 10 + 14 + 8 = 34 ms, 0.22 + 2.05 + 14 ms x 110 W (1.54 J)
+// + 2.56 = 6.37 J: over the budget by the 2 ms nothing could repay, the least
+// any one pair leaves.
+class CapAtTopMemory final : public Governor {
+ public:
+  std::int64_t period_ns() const override { return 1'000'000; }
+  std::int32_t cap_core_mhz(const Utilisation&, const Clocks& c, std::int32_t) const override {
+    return c.memory_mhz >= 1500 ? 1000 : 2500;
+  }
+};
+
+class CostlierB final : public LatencyModel {
+ public:
+  std::vector<KernelCost> prepare(const Workload& w, const Device& d,
+                                  const Device& capture) const override {
+    std::vector<KernelCost> out = GuardLatency().prepare(w, d, capture);
+    for (std::size_t i = 0; i < w.kernels.size(); ++i)
+      if (w.kernels[i].cls == KernelClass::elementwise && w.kernels[i].iteration >= 1)
+        out[i].compute_ns_mhz = 14e6 * 1000.0;
+    return out;
+  }
+  double duration_ns(const KernelCost& k, const Clocks& c) const override {
+    return GuardLatency().duration_ns(k, c);
+  }
+  Utilisation utilisation(const KernelCost& k, const Clocks& c, double t) const override {
+    return GuardLatency().utilisation(k, c, t);
+  }
+};
+
+class TopMemoryPower final : public PowerModel {
+ public:
+  double power_w(const Utilisation& u, const Clocks& c) const override {
+    if (c.memory_mhz < 1500) return GuardPower().power_w(u, c);
+    const double core = c.core_mhz >= 2500 ? 250.0 : c.core_mhz >= 2000 ? 150.0 : 40.0;
+    return 50.0 + u.busy * core + 150.0;
+  }
+  double deep_idle_w() const override { return 10.0; }
+};
+
+TEST(BudgetGuard, WithNoRePlanTheRestRunsAtItsFastestPairNotTheTopOne) {
+  Device dev = device();
+  dev.memory_clocks_mhz = {500, 1000, 1500};
+  const CostlierB lat;
+  const TopMemoryPower pow;
+  const CapAtTopMemory gov;
+  const Workload w = workload(3);
+  const std::vector<KernelCost> costs = lat.prepare(w, dev, dev);
+  const ToyGpu gpu{&w, &dev, &lat, &pow, &gov, &costs};
+  const RunResult base = run_toy(gpu, "native", {}, nullptr, 0.0);
+  EXPECT_EQ(iteration_ns(base, 1), 32'000'000);
+  for (const char* policy : {"kernel-predictive", "latency-aware"}) {
+    const RunResult r = run_toy(gpu, policy, {}, &base, 0.0);
+    EXPECT_EQ(iteration_ns(r, 0), 32'000'000) << policy;
+    for (int it = 1; it < 3; ++it) {
+      const std::size_t a2 = static_cast<std::size_t>(4 * it + 3);
+      EXPECT_EQ(r.kernels[a2 - 1].duration_ns, 14'000'000) << policy << " " << it;
+      EXPECT_EQ(r.kernels[a2].requested_core_mhz, 2500) << policy << " " << it;
+      EXPECT_EQ(r.kernels[a2].requested_memory_mhz, 1000) << policy << " " << it;
+      EXPECT_EQ(r.kernels[a2].duration_ns, 8'000'000) << policy << " " << it;
+      EXPECT_EQ(iteration_ns(r, it), 34'000'000) << policy << " " << it;
+      EXPECT_NEAR(r.iteration_energy_j[static_cast<std::size_t>(it)], 6.37, 1e-9)
+          << policy << " " << it;
+    }
+    ASSERT_EQ(r.policy_notes.size(), 2u) << policy;
+    EXPECT_EQ(r.policy_notes[0],
+              "budget guard: iteration 1 projected 4.000 ms over its budget after position 2 "
+              "(account +4.000 ms against native): the fastest clocks until repaid")
+        << policy;
+  }
+}
+
+// The same fallback keeps the plan where the plan's own rest ends nearer the
+// budget than any one pair's: here the rest needs a high memory clock for
+// one kernel and a high core clock for the next, which the cap forbids
+// together. The device of the test above; power 10 W + busy x (20 W at
+// 1000 MHz core, 100 W at 2000, 300 W at 2500) + memory (5 W at 500 MHz,
+// 20 W at 1000, 30 W at 1500). An iteration is E, B, M, A2: E compute-bound,
+// 12 ms at 2000 MHz; B memory-bound, 10 ms at 1000 MHz memory (from the
+// second iteration on also 11 ms of compute at 1000 MHz core); M
+// memory-bound, 30 ms at 1000 MHz; A2 compute-bound, 10 ms at 2000 MHz.
+// Native (2000, 1000): 62 ms. The plan at a 0 % budget: E at (1000, 500),
+// 24 ms, 0.84 J; B and M at (1000, 1500), 6.67 and 20 ms (the cheapest and
+// the fastest: 0.4 and 1.2 J); A2 at (2000, 500), 10 ms, 1.15 J (the least
+// energy that fits: E there instead would cost 0.54 J for its 12 ms,
+// A2 0.45 J for 10). It owes 12 ms after E and repays 13.3 on B and M. From
+// the second iteration on B takes 11 ms at 1000 MHz core: 13 ms owed at its
+// end, the plan's rest repays 9.8 (A2 meets the cap of 1000 MHz M left until
+// the governor's next tick: 10.5 ms), projected 3.2 ms over: it trips,
+// and no re-plan can repay 13 ms plus the deviation at its rate from M and
+// A2's 40 ms at the default clocks (M alone needs 20). The fastest one pair
+// for M and A2 is (2500, 1000): 30 + 8 = 38 ms, 2 ms under the default
+// clocks, projected 11 ms over; (2500, 1500) caps A2 at 1000 MHz. The plan
+// is kept: the iteration ends 3.25-3.5 ms over the budget, where holding
+// (2500, 1000) would end 11 ms over (and the top pair, as before this rule,
+// about 13).
+class EbmaLatency final : public LatencyModel {
+ public:
+  std::vector<KernelCost> prepare(const Workload& w, const Device&, const Device&) const override {
+    std::vector<KernelCost> out(w.kernels.size());
+    for (std::size_t i = 0; i < w.kernels.size(); ++i) {
+      const Kernel& k = w.kernels[i];
+      const std::string_view name = w.name(k);
+      if (name == "E") {
+        out[i].compute_ns_mhz = 12e6 * 2000.0;
+      } else if (name == "A") {
+        out[i].compute_ns_mhz = 10e6 * 2000.0;
+      } else if (name == "M") {
+        out[i].memory_ns_mhz = 30e6 * 1000.0;
+      } else {
+        out[i].memory_ns_mhz = 10e6 * 1000.0;  // B
+        if (k.iteration >= 1) out[i].compute_ns_mhz = 11e6 * 1000.0;
+      }
+    }
+    return out;
+  }
+  double duration_ns(const KernelCost& k, const Clocks& c) const override {
+    return std::max(k.compute_ns_mhz / c.core_mhz, k.memory_ns_mhz / c.memory_mhz);
+  }
+  Utilisation utilisation(const KernelCost&, const Clocks&, double) const override {
+    return {1.0, 0.0, 0.0};
+  }
+};
+
+class EbmaPower final : public PowerModel {
+ public:
+  double power_w(const Utilisation& u, const Clocks& c) const override {
+    const double core = c.core_mhz >= 2500 ? 300.0 : c.core_mhz >= 2000 ? 100.0 : 20.0;
+    const double memory = c.memory_mhz >= 1500 ? 30.0 : c.memory_mhz >= 1000 ? 20.0 : 5.0;
+    return 10.0 + u.busy * core + memory;
+  }
+  double deep_idle_w() const override { return 5.0; }
+};
+
+Workload ebma_workload(int iterations) {
+  Workload w;
+  w.source_path = "toy3";
+  w.capture.device = "toy3";
+  w.intern("");
+  const std::uint32_t ids[4] = {w.intern("E"), w.intern("B"), w.intern("M"), w.intern("A")};
+  const KernelClass cls[4] = {KernelClass::gemm, KernelClass::elementwise, KernelClass::reduction,
+                              KernelClass::gemm};
+  const std::int64_t traced_ns[4] = {12'000'000, 10'000'000, 30'000'000, 10'000'000};
+  std::int64_t t = 0;
+  for (int it = 0; it < iterations; ++it) {
+    w.iteration_begin.push_back(static_cast<std::uint32_t>(w.kernels.size()));
+    for (int j = 0; j < 4; ++j) {
+      Kernel k;
+      k.name_id = ids[j];
+      k.cls = cls[j];
+      k.phase = Phase::forward;
+      k.iteration = it;
+      k.traced_start_ns = t;
+      k.work.duration_ns = traced_ns[j];
+      t += k.work.duration_ns;
+      w.kernels.push_back(k);
+    }
+  }
+  w.iterations = iterations;
+  w.iteration_begin.push_back(static_cast<std::uint32_t>(w.kernels.size()));
+  return w;
+}
+
+TEST(BudgetGuard, WithNoRePlanThePlanIsKeptWhenItsRestRepaysMoreThanAnyOnePair) {
+  Device dev = device();
+  dev.memory_clocks_mhz = {500, 1000, 1500};
+  const EbmaLatency lat;
+  const EbmaPower pow;
+  const CapAtTopMemory gov;
+  const Workload w = ebma_workload(3);
+  const std::vector<KernelCost> costs = lat.prepare(w, dev, dev);
+  const ToyGpu gpu{&w, &dev, &lat, &pow, &gov, &costs};
+  const RunResult base = run_toy(gpu, "native", {}, nullptr, 0.0);
+  EXPECT_EQ(iteration_ns(base, 1), 62'000'000);
+  for (const char* policy : {"kernel-predictive", "latency-aware"}) {
+    const RunResult r = run_toy(gpu, policy, {}, &base, 0.0);
+    for (int it = 1; it < 3; ++it) {
+      const std::size_t e = static_cast<std::size_t>(4 * it);
+      EXPECT_EQ(r.kernels[e].requested_core_mhz, 1000) << policy << " " << it;
+      EXPECT_EQ(r.kernels[e + 1].duration_ns, 11'000'000) << policy << " " << it;
+      // M and A2 as planned, not held at one pair.
+      EXPECT_EQ(r.kernels[e + 2].requested_memory_mhz, 1500) << policy << " " << it;
+      EXPECT_EQ(r.kernels[e + 2].duration_ns, 20'000'000) << policy << " " << it;
+      EXPECT_EQ(r.kernels[e + 3].requested_core_mhz, 2000) << policy << " " << it;
+      EXPECT_EQ(r.kernels[e + 3].requested_memory_mhz, 500) << policy << " " << it;
+      // 24 + 11 + 20 + A2's 10-10.5 ms: 3-3.5 ms over native's 62.
+      EXPECT_GE(iteration_ns(r, it), 65'000'000) << policy << " " << it;
+      EXPECT_LE(iteration_ns(r, it), 65'500'000) << policy << " " << it;
+    }
+    ASSERT_EQ(r.policy_notes.size(), 2u) << policy;
+    EXPECT_NE(r.policy_notes[0].find(
+                  "after position 1 (account +13.000 ms against native): the plan kept (no "
+                  "re-plan repays it, and its rest ends nearer the budget than any one pair)"),
+              std::string::npos)
+        << policy << ": " << r.policy_notes[0];
+  }
 }
 
 }  // namespace
