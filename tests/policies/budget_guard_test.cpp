@@ -33,15 +33,30 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "tests/policies/toy_run.h"
 
 namespace dvfsim::testing {
 namespace {
 
-class GuardLatency final : public LatencyModel {
+// Time = max(compute part / core clock, memory part / memory clock), the SMs
+// busy throughout; the toys' prepare() sets the parts.
+class TwoRoofLatency : public LatencyModel {
+ public:
+  double duration_ns(const KernelCost& k, const Clocks& c) const override {
+    return std::max(k.compute_ns_mhz / c.core_mhz, k.memory_ns_mhz / c.memory_mhz);
+  }
+  Utilisation utilisation(const KernelCost&, const Clocks&, double) const override {
+    return {1.0, 0.0, 0.0};
+  }
+};
+
+class GuardLatency final : public TwoRoofLatency {
  public:
   std::vector<KernelCost> prepare(const Workload& w, const Device&, const Device&) const override {
     std::vector<KernelCost> out(w.kernels.size());
@@ -57,12 +72,6 @@ class GuardLatency final : public LatencyModel {
       }
     }
     return out;
-  }
-  double duration_ns(const KernelCost& k, const Clocks& c) const override {
-    return std::max(k.compute_ns_mhz / c.core_mhz, k.memory_ns_mhz / c.memory_mhz);
-  }
-  Utilisation utilisation(const KernelCost&, const Clocks&, double) const override {
-    return {1.0, 0.0, 0.0};
   }
 };
 
@@ -98,24 +107,29 @@ Device device() {
   return d;
 }
 
-Workload workload(int iterations) {
+// A toy workload: `iterations` repetitions of `kernels` back to back, as traced.
+struct ToyKernel {
+  const char* name;
+  KernelClass cls;
+  std::int64_t traced_ns;
+};
+Workload toy_workload(int iterations, std::initializer_list<ToyKernel> kernels) {
   Workload w;
   w.source_path = "toy3";
   w.capture.device = "toy3";
   w.intern("");
-  const auto a = w.intern("A"), b = w.intern("B"), c = w.intern("C");
   std::int64_t t = 0;
   for (int it = 0; it < iterations; ++it) {
     w.iteration_begin.push_back(static_cast<std::uint32_t>(w.kernels.size()));
-    for (int j = 0; j < 4; ++j) {
+    for (const ToyKernel& tk : kernels) {
       Kernel k;
-      k.name_id = j == 0 ? c : j == 2 ? b : a;
-      k.cls = j == 0 ? KernelClass::memset : j == 2 ? KernelClass::elementwise : KernelClass::gemm;
+      k.name_id = w.intern(tk.name);
+      k.cls = tk.cls;
       k.phase = Phase::forward;
       k.iteration = it;
       k.host_launch_ns = 0;
       k.traced_start_ns = t;
-      k.work.duration_ns = j == 0 ? 2'000'000 : 10'000'000;
+      k.work.duration_ns = tk.traced_ns;
       t += k.work.duration_ns;
       w.kernels.push_back(k);
     }
@@ -123,6 +137,13 @@ Workload workload(int iterations) {
   w.iterations = iterations;
   w.iteration_begin.push_back(static_cast<std::uint32_t>(w.kernels.size()));
   return w;
+}
+
+Workload workload(int iterations) {
+  return toy_workload(iterations, {{"C", KernelClass::memset, 2'000'000},
+                                   {"A", KernelClass::gemm, 10'000'000},
+                                   {"B", KernelClass::elementwise, 10'000'000},
+                                   {"A", KernelClass::gemm, 10'000'000}});
 }
 
 struct GuardRig {
@@ -274,7 +295,7 @@ class CapAtTopMemory final : public Governor {
   }
 };
 
-class CostlierB final : public LatencyModel {
+class CostlierB final : public TwoRoofLatency {
  public:
   std::vector<KernelCost> prepare(const Workload& w, const Device& d,
                                   const Device& capture) const override {
@@ -283,12 +304,6 @@ class CostlierB final : public LatencyModel {
       if (w.kernels[i].cls == KernelClass::elementwise && w.kernels[i].iteration >= 1)
         out[i].compute_ns_mhz = 14e6 * 1000.0;
     return out;
-  }
-  double duration_ns(const KernelCost& k, const Clocks& c) const override {
-    return GuardLatency().duration_ns(k, c);
-  }
-  Utilisation utilisation(const KernelCost& k, const Clocks& c, double t) const override {
-    return GuardLatency().utilisation(k, c, t);
   }
 };
 
@@ -302,19 +317,29 @@ class TopMemoryPower final : public PowerModel {
   double deep_idle_w() const override { return 10.0; }
 };
 
-TEST(BudgetGuard, WithNoRePlanTheRestRunsAtItsFastestPairNotTheTopOne) {
+// Native and the two online policies at a 0 % budget, switches free, on the
+// toy device with a third memory clock, 1500 MHz, whose power caps the core.
+struct CappedRuns {
+  RunResult native;
+  std::vector<std::pair<std::string, RunResult>> policies;
+};
+CappedRuns run_capped(const LatencyModel& lat, const PowerModel& pow, const Workload& w) {
   Device dev = device();
   dev.memory_clocks_mhz = {500, 1000, 1500};
-  const CostlierB lat;
-  const TopMemoryPower pow;
   const CapAtTopMemory gov;
-  const Workload w = workload(3);
   const std::vector<KernelCost> costs = lat.prepare(w, dev, dev);
   const ToyGpu gpu{&w, &dev, &lat, &pow, &gov, &costs};
-  const RunResult base = run_toy(gpu, "native", {}, nullptr, 0.0);
-  EXPECT_EQ(iteration_ns(base, 1), 32'000'000);
-  for (const char* policy : {"kernel-predictive", "latency-aware"}) {
-    const RunResult r = run_toy(gpu, policy, {}, &base, 0.0);
+  CappedRuns out;
+  out.native = run_toy(gpu, "native", {}, nullptr, 0.0);
+  for (const char* policy : {"kernel-predictive", "latency-aware"})
+    out.policies.emplace_back(policy, run_toy(gpu, policy, {}, &out.native, 0.0));
+  return out;
+}
+
+TEST(BudgetGuard, WithNoRePlanTheRestRunsAtItsFastestPairNotTheTopOne) {
+  const CappedRuns runs = run_capped(CostlierB(), TopMemoryPower(), workload(3));
+  EXPECT_EQ(iteration_ns(runs.native, 1), 32'000'000);
+  for (const auto& [policy, r] : runs.policies) {
     EXPECT_EQ(iteration_ns(r, 0), 32'000'000) << policy;
     for (int it = 1; it < 3; ++it) {
       const std::size_t a2 = static_cast<std::size_t>(4 * it + 3);
@@ -358,7 +383,7 @@ TEST(BudgetGuard, WithNoRePlanTheRestRunsAtItsFastestPairNotTheTopOne) {
 // is kept: the iteration ends 3.25-3.5 ms over the budget, where holding
 // (2500, 1000) would end 11 ms over (and the top pair, as before this rule,
 // about 13).
-class EbmaLatency final : public LatencyModel {
+class EbmaLatency final : public TwoRoofLatency {
  public:
   std::vector<KernelCost> prepare(const Workload& w, const Device&, const Device&) const override {
     std::vector<KernelCost> out(w.kernels.size());
@@ -378,12 +403,6 @@ class EbmaLatency final : public LatencyModel {
     }
     return out;
   }
-  double duration_ns(const KernelCost& k, const Clocks& c) const override {
-    return std::max(k.compute_ns_mhz / c.core_mhz, k.memory_ns_mhz / c.memory_mhz);
-  }
-  Utilisation utilisation(const KernelCost&, const Clocks&, double) const override {
-    return {1.0, 0.0, 0.0};
-  }
 };
 
 class EbmaPower final : public PowerModel {
@@ -397,47 +416,16 @@ class EbmaPower final : public PowerModel {
 };
 
 Workload ebma_workload(int iterations) {
-  Workload w;
-  w.source_path = "toy3";
-  w.capture.device = "toy3";
-  w.intern("");
-  const std::uint32_t ids[4] = {w.intern("E"), w.intern("B"), w.intern("M"), w.intern("A")};
-  const KernelClass cls[4] = {KernelClass::gemm, KernelClass::elementwise, KernelClass::reduction,
-                              KernelClass::gemm};
-  const std::int64_t traced_ns[4] = {12'000'000, 10'000'000, 30'000'000, 10'000'000};
-  std::int64_t t = 0;
-  for (int it = 0; it < iterations; ++it) {
-    w.iteration_begin.push_back(static_cast<std::uint32_t>(w.kernels.size()));
-    for (int j = 0; j < 4; ++j) {
-      Kernel k;
-      k.name_id = ids[j];
-      k.cls = cls[j];
-      k.phase = Phase::forward;
-      k.iteration = it;
-      k.traced_start_ns = t;
-      k.work.duration_ns = traced_ns[j];
-      t += k.work.duration_ns;
-      w.kernels.push_back(k);
-    }
-  }
-  w.iterations = iterations;
-  w.iteration_begin.push_back(static_cast<std::uint32_t>(w.kernels.size()));
-  return w;
+  return toy_workload(iterations, {{"E", KernelClass::gemm, 12'000'000},
+                                   {"B", KernelClass::elementwise, 10'000'000},
+                                   {"M", KernelClass::reduction, 30'000'000},
+                                   {"A", KernelClass::gemm, 10'000'000}});
 }
 
 TEST(BudgetGuard, WithNoRePlanThePlanIsKeptWhenItsRestRepaysMoreThanAnyOnePair) {
-  Device dev = device();
-  dev.memory_clocks_mhz = {500, 1000, 1500};
-  const EbmaLatency lat;
-  const EbmaPower pow;
-  const CapAtTopMemory gov;
-  const Workload w = ebma_workload(3);
-  const std::vector<KernelCost> costs = lat.prepare(w, dev, dev);
-  const ToyGpu gpu{&w, &dev, &lat, &pow, &gov, &costs};
-  const RunResult base = run_toy(gpu, "native", {}, nullptr, 0.0);
-  EXPECT_EQ(iteration_ns(base, 1), 62'000'000);
-  for (const char* policy : {"kernel-predictive", "latency-aware"}) {
-    const RunResult r = run_toy(gpu, policy, {}, &base, 0.0);
+  const CappedRuns runs = run_capped(EbmaLatency(), EbmaPower(), ebma_workload(3));
+  EXPECT_EQ(iteration_ns(runs.native, 1), 62'000'000);
+  for (const auto& [policy, r] : runs.policies) {
     for (int it = 1; it < 3; ++it) {
       const std::size_t e = static_cast<std::size_t>(4 * it);
       EXPECT_EQ(r.kernels[e].requested_core_mhz, 1000) << policy << " " << it;
