@@ -61,6 +61,16 @@ per second) rather than at one shape.
 | group_norm | ``n``, ``c``, ``hw``, ``groups`` (default 8, 256, 56, 32) | ``nn.GroupNorm`` in bf16, forward and backward, NCHW |
 | scatter | ``rows`` (default 200000) | ``out.index_add_(0, idx, src)``: 1M random indices into ``rows`` rows of 128 fp32 features (the GNN capture's atomic scatter); fewer rows, more collisions |
 | gather | ``rows`` (default 200000) | ``src.index_select(0, idx)``: 1M random rows of a ``rows`` x 128 fp32 table (the GNN capture's gather) |
+
+Prepared 2026-12-05 (late) for ``run10.sh``: tensor-core convolutions alone,
+narrow and wide, whose warp instructions Nsight Compute counts at 29x and
+2.6x the estimate in the networks (docs/validation.md, "Instructions of the
+tensor-core convolutions"), so that their power is measured at known counts.
+
+| name | options | what one repetition runs |
+| --- | --- | --- |
+| conv3d | ``c``, ``n``, ``hw``, ``frames`` (default 64, 8, 28, 8) | ``conv3d`` with C -> C channels on N x C x FRAMES x HW x HW |
+| vggconv | ``c``, ``n``, ``hw`` (default 256, 64, 56) | ``vggconv`` with C -> C channels at HW x HW, batch N |
 """
 try:  # table.py reads OPS on machines without PyTorch
     import torch
@@ -130,7 +140,8 @@ def _bn(device, shape, cl):
 
 
 def op(device, **kw):
-    o = _opts(kw, {"name": "copy", "reps": 20, "c": 0, "n": 0, "hw": 0, "rows": 0, "features": 0, "groups": 32})
+    o = _opts(kw, {"name": "copy", "reps": 20, "c": 0, "n": 0, "hw": 0, "rows": 0, "features": 0, "groups": 32,
+                   "frames": 0})
     shape = lambda n, c, hw: (o["n"] or n, o["c"] or c, o["hw"] or hw, o["hw"] or hw)  # noqa: E731
     name, reps = o["name"], o["reps"]
     if name not in OPS:
@@ -188,13 +199,15 @@ def op(device, **kw):
     elif name == "conv1x1":
         rep = _conv(device, 256, 116, 116, 28, 1, 1, relu=False)
     elif name in ("vggconv", "vggconv_relu"):
-        rep = _conv(device, 64, 256, 256, 56, 3, 1, relu=name.endswith("relu"))
+        c = o["c"] or 256
+        rep = _conv(device, o["n"] or 64, c, c, o["hw"] or 56, 3, 1, relu=name.endswith("relu"))
     elif name == "conv_nchw":
         rep = _conv(device, 128, 64, 64, 56, 3, 1, relu=False, cl=False)
     elif name == "conv_stem_nchw":
         rep = _conv(device, 128, 3, 64, 224, 7, 1, relu=False, cl=False, stride=2)
     elif name == "conv3d":
-        rep = _conv(device, 8, 64, 64, 28, 3, 1, relu=False, cl=False, frames=8)
+        c = o["c"] or 64
+        rep = _conv(device, o["n"] or 8, c, c, o["hw"] or 28, 3, 1, relu=False, cl=False, frames=o["frames"] or 8)
     elif name == "bn_nchw":
         rep = _bn(device, shape(128, 64, 56), cl=False)
     elif name in ("scatter", "gather"):
