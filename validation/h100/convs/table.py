@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Tensor-core convolutions alone (validation/h200/ops/run10.sh, run on an
-H100: this folder): per capture of FOLDER (default: this folder), the measured power and the model's time and power errors
-(`dvfsim hw validate --json`, the host at the capture's own pairing; device
+H100: this folder): per capture of FOLDER (default: this folder), the
+measured power and the model's time and power errors (`dvfsim hw validate
+--json`, the host at the capture's own pairing; device
 h200 or h100-sxm by the board's name), with the per-class instruction
 estimate and with Nsight Compute's counts of one repetition
 (`ncu_<tag>.subset.csv.gz`) as the instruction sidecar, and the count's
@@ -60,7 +61,8 @@ def main():
     ap.add_argument("folder", nargs="?", default=HERE)
     ap.add_argument("--dvfsim", default=os.path.join(ROOT, "build/apps/dvfsim"))
     args = ap.parse_args()
-    print("| capture | board | measured W | time | power, estimate | power, ncu's counts | conv. instructions, ncu / estimate |")
+    print("| capture | board | measured W | time | power, estimate | power, ncu's counts "
+          "| conv. instructions, ncu / estimate |")
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="dvfsim_convs_") as tmp:
         for trace in sorted(glob.glob(os.path.join(args.folder, "op_*.kineto.json.gz"))):
