@@ -4,7 +4,8 @@
 // what the policy observes online, and trips when the iteration, as
 // projected, would exceed the budget; the policy then re-plans the rest of the
 // iteration to repay what it has used or, failing that, runs at the fastest
-// clocks until the account is repaid and then at the default ones
+// clocks (fastest_hold_pair) until the account is repaid and then at the
+// default ones, unless the plan's own rest ends nearer the budget
 // (policies/online/learn_then_follow.h; docs/policies.md, "The budget guard").
 //
 // The account is kept on kernel durations: each completed kernel adds its
