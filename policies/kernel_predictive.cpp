@@ -124,10 +124,7 @@ class KernelPredictive final : public plan::LearnThenFollow {
   }
 
   plan::HoldPair catch_up_clocks(PolicyContext& ctx, int position) override {
-    const auto& items = rest_in_.kernels;
-    return plan::fastest_hold_pair(
-        ctx, rest_in_.gpu, std::vector<plan::ItemSpec>(items.begin() + position + 1, items.end()),
-        rest_in_.start.stall_ns);
+    return plan::fastest_hold_pair(ctx, rest_in_, position);
   }
 
   Objective objective_;

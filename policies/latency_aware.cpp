@@ -252,10 +252,7 @@ class LatencyAware final : public plan::LearnThenFollow {
   }
 
   plan::HoldPair catch_up_clocks(PolicyContext& ctx, int position) override {
-    const auto& items = rest_kin_.kernels;
-    return plan::fastest_hold_pair(
-        ctx, rest_kin_.gpu, std::vector<plan::ItemSpec>(items.begin() + position + 1, items.end()),
-        rest_kin_.start.stall_ns);
+    return plan::fastest_hold_pair(ctx, rest_kin_, position);
   }
 
   Objective objective_;

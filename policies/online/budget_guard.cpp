@@ -164,8 +164,9 @@ RestPlanResult rest_by_segments(const PolicyContext& ctx, const SegmentPlanInput
   return {};
 }
 
-HoldPair fastest_hold_pair(const PolicyContext& ctx, const GpuModel& gpu,
-                           const std::vector<ItemSpec>& rest, double stall_ns) {
+HoldPair fastest_hold_pair(const PolicyContext& ctx, const KernelPlanInput& base, int position) {
+  const std::vector<ItemSpec> rest(base.kernels.begin() + position + 1, base.kernels.end());
+  const GpuModel& gpu = base.gpu;
   const Device& d = ctx.device();
   const Clocks top = make_clocks(d, d.max_core_mhz(), d.max_memory_mhz());
   if (rest.empty()) return {top, 0.0};
@@ -182,7 +183,7 @@ HoldPair fastest_hold_pair(const PolicyContext& ctx, const GpuModel& gpu,
   const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
   if (std::find(candidates.begin(), candidates.end(), def) == candidates.end())
     candidates.push_back(def);
-  const EmulationStart start = start_now(ctx, stall_ns);
+  const EmulationStart start = start_now(ctx, base.start.stall_ns);
   HoldPair best{top, std::numeric_limits<double>::infinity()};
   for (const Clocks& pair : candidates) {
     const double t =

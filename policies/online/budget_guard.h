@@ -121,9 +121,9 @@ RestPlanResult rest_by_knapsack(const PolicyContext& ctx, const KernelPlanInput&
 RestPlanResult rest_by_segments(const PolicyContext& ctx, const SegmentPlanInput& base,
                                 std::vector<ItemSpec> rest, double repay_ns);
 
-// The one pair that runs `rest` (the learned items after the position that
-// tripped the guard) fastest from now on the policy's own GPU model
-// (`gpu`), firmware cap included: the top core clock with each memory clock
+// The one pair that runs the rest (`base`'s learned items after `position`,
+// where the guard tripped) fastest from now on the policy's own GPU model
+// (`base.gpu`), firmware cap included: the top core clock with each memory clock
 // (the highest core clock that memory clock allows), and the default pair.
 // The top pair is not always the fastest: under a power cap its memory
 // power can take more core clock than its memory clock gives (the RTX 3080
@@ -136,7 +136,6 @@ struct HoldPair {
   // pair adds to the account over the rest; negative: it repays).
   double use_ns = 0.0;
 };
-HoldPair fastest_hold_pair(const PolicyContext& ctx, const GpuModel& gpu,
-                           const std::vector<ItemSpec>& rest, double stall_ns);
+HoldPair fastest_hold_pair(const PolicyContext& ctx, const KernelPlanInput& base, int position);
 
 }  // namespace dvfsim::plan
