@@ -30,6 +30,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from ncu_utilisation import ISSUE_PEAK, FIXED_NS, measured, paired  # noqa: E402
+from validation_table import pct, validate  # noqa: E402
 
 V = "validation/h200/"
 H7 = "ToNhwc|ToNchw|convolve|fprop|dgrad|wgrad|upsample"  # heldout7/run2.sh
@@ -76,11 +77,10 @@ def tensor_conv(name):
 
 
 def energy_error(dvfsim, stem):
-    out = subprocess.run([dvfsim, "hw", "validate", "--trace", stem + ".kineto.json.gz", "--measured",
-                          stem + ".measured.json", "--device", "h200", "--json"], capture_output=True, text=True)
-    if not out.stdout.strip():
-        sys.exit(f"dvfsim hw validate {stem}: {out.stderr.strip()}")
-    return json.loads(out.stdout)["predicted"]["energy_error_pct"]
+    d, error = validate(dvfsim, stem)
+    if d is None:
+        sys.exit(f"dvfsim hw validate {stem}: {error}")
+    return d["predicted"]["energy_error_pct"]
 
 
 def with_sidecar(dvfsim, tmp, stem, rows):
@@ -124,10 +124,6 @@ def iteration_correlations(dvfsim, tmp, stem):
         ids = {int(r["correlation_id"]) for r in csv.DictReader(f) if r["iteration"] == "1"}
     shutil.rmtree(out)
     return ids
-
-
-def pct(x):
-    return f"{x:+.2f} %".replace("-", "\u2212")
 
 
 def main():
