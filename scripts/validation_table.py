@@ -16,10 +16,12 @@ with whether the measured time lies inside it.
   python3 scripts/validation_table.py [--dvfsim build/apps/dvfsim] [--json OUT]
 """
 import argparse
+import csv
 import json
 import os
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -159,6 +161,30 @@ def validate(dvfsim, stem, device="h200", host_overhead="auto"):
            stem + ".measured.json", "--device", device, "--host-overhead", host_overhead, "--json"]
     out = subprocess.run(cmd, capture_output=True, text=True)
     return (json.loads(out.stdout), "") if out.stdout.strip() else (None, out.stderr.strip())
+
+
+SIDECAR_COLUMNS = ["kernel", "grid", "block", "registers", "instructions"]
+
+
+def validate_with_sidecar(dvfsim, stem, rows, device="h200", repeat=1, host_overhead="auto"):
+    """`validate` of the capture `stem` with `rows` as its instruction sidecar
+    (`<stem>.ncu.csv`, docs/trace-format.md): each row a dict or a sequence
+    of SIDECAR_COLUMNS, the rows written `repeat` times (Nsight Compute
+    counted one repetition of an iteration that runs several). The capture's
+    files are linked into a temporary folder beside the sidecar, so the
+    repository's own sidecar, if any, is not read."""
+    rows = [[r[c] for c in SIDECAR_COLUMNS] if isinstance(r, dict) else list(r) for r in rows]
+    with tempfile.TemporaryDirectory(prefix="dvfsim_sidecar_") as tmp:
+        base = os.path.join(tmp, os.path.basename(stem))
+        for ext in (".kineto.json.gz", ".measured.json", ".nvml_samples.csv"):
+            if os.path.exists(stem + ext):
+                os.symlink(os.path.abspath(stem + ext), base + ext)
+        with open(base + ".ncu.csv", "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(SIDECAR_COLUMNS)
+            for _ in range(repeat):
+                w.writerows(rows)
+        return validate(dvfsim, base, device, host_overhead)
 
 
 def band(b):

@@ -25,7 +25,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
-from validation_table import pct, validate  # noqa: E402
+from validation_table import pct, validate, validate_with_sidecar  # noqa: E402
 
 
 def device_of(stem):
@@ -73,21 +73,13 @@ def main():
             ncu = os.path.join(args.folder, f"ncu_{tag}.subset.csv.gz")
             counted, ratio = "–", "–"
             if os.path.exists(ncu):
-                side = os.path.join(tmp, tag)
-                os.mkdir(side)
-                base = os.path.join(side, tag)
-                shutil.copy(trace, base + ".kineto.json.gz")
-                shutil.copy(stem + ".measured.json", base + ".measured.json")
                 with gzip.open(ncu, "rt") as f:
                     rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
-                with open(base + ".ncu.csv", "w", newline="") as f:
-                    w = csv.writer(f)
-                    w.writerow(["kernel", "grid", "block", "registers", "instructions"])
-                    # One repetition was counted; a traced step runs several: every repetition takes the rows.
-                    w.writerows([r["kernel"], r["grid"], r["block"], r["registers"], r["instructions"]]
-                                for _ in range(64) for r in rows)
-                _, q = errors(args.dvfsim, base, device)
-                counted = pct(q["power_error_pct"])
+                # One repetition was counted; a traced step runs several: every repetition takes the rows.
+                q, error = validate_with_sidecar(args.dvfsim, stem, rows, device=device, repeat=64)
+                if q is None:
+                    sys.exit(f"{stem} with a sidecar: {error}")
+                counted = pct((q.get("paired") or q["predicted"])["power_error_pct"])
                 convs = [float(r["instructions"]) for r in rows
                          if any(x in r["kernel"] for x in ("fprop", "dgrad", "wgrad"))]
                 estimate, n = conv_instructions(args.dvfsim, stem, tmp)

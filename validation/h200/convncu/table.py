@@ -30,7 +30,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from ncu_utilisation import ISSUE_PEAK, FIXED_NS, measured, paired  # noqa: E402
-from validation_table import pct, validate  # noqa: E402
+from validation_table import pct, validate, validate_with_sidecar  # noqa: E402
 
 V = "validation/h200/"
 H7 = "ToNhwc|ToNchw|convolve|fprop|dgrad|wgrad|upsample"  # heldout7/run2.sh
@@ -83,19 +83,13 @@ def energy_error(dvfsim, stem):
     return d["predicted"]["energy_error_pct"]
 
 
-def with_sidecar(dvfsim, tmp, stem, rows):
+def with_sidecar(dvfsim, stem, rows):
     """The energy error of the capture replayed with `rows` (kernel, grid, block, registers,
     instructions) as its instruction sidecar."""
-    base = os.path.join(tmp, "x")
-    for f in os.listdir(tmp):
-        os.remove(os.path.join(tmp, f))
-    shutil.copy(os.path.join(ROOT, stem + ".kineto.json.gz"), base + ".kineto.json.gz")
-    shutil.copy(os.path.join(ROOT, stem + ".measured.json"), base + ".measured.json")
-    with open(base + ".ncu.csv", "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["kernel", "grid", "block", "registers", "instructions"])
-        w.writerows(rows)
-    return energy_error(dvfsim, base)
+    d, error = validate_with_sidecar(dvfsim, os.path.join(ROOT, stem), rows)
+    if d is None:
+        sys.exit(f"dvfsim hw validate {stem} with a sidecar: {error}")
+    return d["predicted"]["energy_error_pct"]
 
 
 def kineto_conv_rows(stem, iteration_correlations, fraction):
@@ -135,8 +129,6 @@ def main():
           f"ncu's counts | {args.fraction:g} of the issue peak |")
     print("|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="dvfsim_convncu_") as tmp:
-        side = os.path.join(tmp, "side")
-        os.mkdir(side)
         for label, stem, ncu, bound, regex in CAPTURES:
             pairs = [(k, r) for k, r in paired(args.dvfsim, tmp, stem, ncu, regex) if tensor_conv(k["name"])]
             inst = sum(measured(r)[2] for _, r in pairs)
@@ -148,9 +140,9 @@ def main():
                         for r in csv.DictReader(line for line in f if not line.startswith("#"))
                         if tensor_conv(r["kernel"])]
             shipped = energy_error(args.dvfsim, os.path.join(ROOT, stem))
-            counted = with_sidecar(args.dvfsim, side, stem, rows)
+            counted = with_sidecar(args.dvfsim, stem, rows)
             frac_rows = kineto_conv_rows(stem, iteration_correlations(args.dvfsim, tmp, stem), args.fraction)
-            charged = with_sidecar(args.dvfsim, side, stem, frac_rows)
+            charged = with_sidecar(args.dvfsim, stem, frac_rows)
             print(f"| {label} | {bound} | {len(pairs)} | {inst / est:.1f} | {rate:.3f} | {pct(shipped)} | "
                   f"{pct(counted)} | {pct(charged)} |", flush=True)
     return 0

@@ -27,18 +27,19 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, HERE)
+sys.path.append(os.path.join(ROOT, "scripts"))
 sys.path.append(os.path.join(ROOT, "traces", "capture"))  # after HERE: it has a workloads.py too
 from ncu_compare import read_native  # noqa: E402
+from validation_table import validate_with_sidecar  # noqa: E402
 from workloads import OPS  # noqa: E402
 
 
 def ncu_rows(op):
     path = os.path.join(HERE, f"op_{op}.ncu_subset.csv.gz")
     if not os.path.exists(path):
-        return None, None
+        return None
     with gzip.open(path, "rt") as f:
-        lines = [line for line in f if not line.startswith("#")]
-    return lines, list(csv.DictReader(lines))
+        return list(csv.DictReader(line for line in f if not line.startswith("#")))
 
 
 def validate(dvfsim, trace, measured, device="h200"):
@@ -67,18 +68,15 @@ def row(dvfsim, folder, op, tmp):
         m = json.load(f)
     reps = int(m["options"]["reps"])
     plain = validate(dvfsim, trace, measured)["paired"]
-    lines, rows = ncu_rows(op)
+    rows = ncu_rows(op)
     counted, ratio, l2 = None, None, None
     if rows:
-        # The sidecar beside a link to the trace: one iteration = `reps` repetitions.
+        # Nsight Compute counted one repetition; one iteration runs `reps`.
+        q, error = validate_with_sidecar(dvfsim, stem, rows, repeat=reps)
+        if q is None:
+            raise SystemExit(f"table: dvfsim hw validate failed on {stem} with a sidecar: {error}")
+        counted = q["paired"]
         side = tempfile.mkdtemp(dir=tmp)
-        for ext in (".kineto.json.gz", ".measured.json"):
-            os.symlink(os.path.abspath(stem + ext), os.path.join(side, f"op_{op}{ext}"))
-        with gzip.open(os.path.join(side, f"op_{op}.ncu.csv.gz"), "wt") as f:
-            f.write(lines[0])
-            f.writelines(lines[1:] * reps)
-        counted = validate(dvfsim, os.path.join(side, f"op_{op}.kineto.json.gz"),
-                           os.path.join(side, f"op_{op}.measured.json"))["paired"]
         measured_inst = reps * sum(float(r["instructions"]) for r in rows)
         ratio = estimated_instructions(dvfsim, trace, side) / measured_inst if measured_inst > 0 else None
         compulsory = sum(float(r["dram_read_bytes"]) + float(r["l2_write_bytes"] or 0) for r in rows)
