@@ -18,6 +18,7 @@ capx conv2d_c16 10 vggconv c=16 n=32 hw=224
 capx conv2d_c32 10 vggconv c=32 n=32 hw=224
 capx conv2d_c64 10 vggconv c=64 n=32 hw=224
 capx add_end 60 add
+pack caps11  # the captures come back even if Nsight Compute runs out of time
 mkdir -p "$w/ncu_raw"
 OUT="$w/ncu_raw" BUDGET=150 LIMIT=30 bash "$root/traces/capture/run_h200_ncu.sh" \
   "op_conv3d_c8=$ops_py:op,name=conv3d,reps=1,c=8,n=2,hw=96,frames=96" \
@@ -26,5 +27,5 @@ OUT="$w/ncu_raw" BUDGET=150 LIMIT=30 bash "$root/traces/capture/run_h200_ncu.sh"
   "op_conv2d_c16=$ops_py:op,name=vggconv,reps=1,c=16,n=32,hw=224" \
   "op_conv2d_c32=$ops_py:op,name=vggconv,reps=1,c=32,n=32,hw=224" \
   "op_conv2d_c64=$ops_py:op,name=vggconv,reps=1,c=64,n=32,hw=224"
-ncu_reduce "$w"
-pack caps11
+ncu_reduce
+tar -C "$w" -czf "$out/ncu11.tar.gz" $(cd "$w" && ls ncu_*.subset.csv.gz)
