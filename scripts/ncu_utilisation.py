@@ -84,6 +84,21 @@ GATHER = [
 _SM_KERNELS = {}  # trace stem -> its SM kernels: several tables read the same capture
 
 
+GEMM_L2_BYTES_PER_FLOP = 0.0085  # cuBLAS in the BERT-base and Llama-1B prefill steps: 0.0081-0.0091 (ncu)
+
+
+def l2_excess_joules_per_byte(device="h200"):
+    """The power model's price of a byte of L2 traffic beyond streaming at 1 V:
+    `l2_excess_w_per_v2ghz` over `l2_bytes_per_clock` of models/devices/<device>.yaml
+    (23.5 pJ on the H200, fitted on layout-changing copies)."""
+    import yaml
+    with open(os.path.join(ROOT, "models", "devices", device + ".yaml")) as f:
+        d = yaml.safe_load(f)
+    w = d["power"]["l2_excess_w_per_v2ghz"]["value"]
+    bytes_per_clock = d["latency"]["l2_bytes_per_clock"]["value"]
+    return w / bytes_per_clock * 1e-9
+
+
 def sm_kernels(dvfsim, tmp, stem):
     """The SM kernels of a capture's trace (converted once per stem)."""
     if stem not in _SM_KERNELS:

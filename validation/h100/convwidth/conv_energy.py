@@ -13,10 +13,10 @@ scaled by the board's streaming control (`--control`: its power error as a
 fraction, e.g. 0.178 for +17.8 %), and the rest of the measured step energy
 is the convolutions' (fprop, dgrad, wgrad kernels), against which both
 replays' convolution energy is compared. Then ncu's L2 bytes per FLOP of the
-convolution kernels (FLOPs from the annotation) and, priced at the copies'
-23.5 pJ per byte (models/devices/h200.yaml `l2_excess_w_per_v2ghz` over
-`l2_bytes_per_clock`, at 1 V), the energy of the L2 traffic beyond a GEMM's
-0.0085 B/FLOP.
+convolution kernels (FLOPs from the annotation) and, priced at the board's
+device file's price of L2 traffic beyond streaming (`l2_excess_w_per_v2ghz`
+over `l2_bytes_per_clock` at 1 V: 23.5 pJ per byte, fitted on copies), the
+energy of the L2 traffic beyond a GEMM's bytes per FLOP.
 
   python3 validation/h100/convwidth/conv_energy.py [FOLDER] --control 0.178
 """
@@ -34,11 +34,10 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from ncu_utilisation import GEMM_L2_BYTES_PER_FLOP, l2_excess_joules_per_byte  # noqa: E402
 from validation_table import SIDECAR_COLUMNS, pct  # noqa: E402
 
 CONV = re.compile(r"fprop|dgrad|wgrad")
-J_PER_L2_BYTE = 113.9 / 4848 * 1e-9
-GEMM_L2_BYTES_PER_FLOP = 0.0085
 
 
 def replay(dvfsim, stem, device, rows, reps, tmp):
@@ -106,7 +105,7 @@ def main():
             flops = sum(float(k["flops"]) for _, k in pairs)
             beyond = sum(max(0.0, float(r["l2_bytes"]) - GEMM_L2_BYTES_PER_FLOP * float(k["flops"]))
                          for r, k in pairs)
-            priced = J_PER_L2_BYTE * beyond * reps
+            priced = l2_excess_joules_per_byte(device) * beyond * reps
             print(f"| `{tag}` | {m['mean_power_w']:.1f} ({m['mean_sm_mhz']:.0f}) | "
                   f"{conv_ns * 1e-9 / m['time_per_step_s']:.2f} | {implied:.3f} J | "
                   f"{pct(100 * (energy(est, True) / implied - 1))} | "

@@ -22,16 +22,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 sys.path.insert(0, HERE)
-from ncu_utilisation import paired  # noqa: E402
+from ncu_utilisation import GEMM_L2_BYTES_PER_FLOP, l2_excess_joules_per_byte, paired  # noqa: E402
 from table import CAPTURES, tensor_conv  # noqa: E402
 from validation_table import pct, validate  # noqa: E402
 
-PJ_PER_BYTE = 113.9 / 4848 * 1e-9  # W/(V^2 GHz) over B per clock, at 1 V: J per byte
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--base", type=float, default=0.0085, help="a GEMM's L2 bytes per FLOP")
+    ap.add_argument("--base", type=float, default=GEMM_L2_BYTES_PER_FLOP, help="a GEMM's L2 bytes per FLOP")
     ap.add_argument("--dvfsim", default=os.path.join(ROOT, "build", "apps", "dvfsim"))
     args = ap.parse_args()
     print("| capture | bound | convolution L2 TB/s | L2 B/FLOP | beyond a GEMM's, J per step | energy: as shipped "
@@ -48,7 +45,7 @@ def main():
             if d is None:
                 sys.exit(f"dvfsim hw validate {stem}: {error}")
             e = d["predicted"]["energy_error_pct"]
-            de = PJ_PER_BYTE * beyond
+            de = l2_excess_joules_per_byte() * beyond
             with_it = (d["predicted"]["energy_per_iteration_j"] + de) / d["measured"]["energy_per_iteration_j"]
             print(f"| {label} | {bound} | {l2 / ns / 1e3:.2f} | {l2 / flops:.4f} | {de:.3f} | {pct(e)} | "
                   f"{pct(100 * (with_it - 1))} |", flush=True)
