@@ -16,6 +16,7 @@ with whether the measured time lies inside it.
   python3 scripts/validation_table.py [--dvfsim build/apps/dvfsim] [--json OUT]
 """
 import argparse
+import contextlib
 import csv
 import json
 import os
@@ -166,13 +167,14 @@ def validate(dvfsim, stem, device="h200", host_overhead="auto"):
 SIDECAR_COLUMNS = ["kernel", "grid", "block", "registers", "instructions"]
 
 
-def validate_with_sidecar(dvfsim, stem, rows, device="h200", repeat=1, host_overhead="auto"):
-    """`validate` of the capture `stem` with `rows` as its instruction sidecar
-    (`<stem>.ncu.csv`, docs/trace-format.md): each row a dict or a sequence
-    of SIDECAR_COLUMNS, the rows written `repeat` times (Nsight Compute
-    counted one repetition of an iteration that runs several). The capture's
-    files are linked into a temporary folder beside the sidecar, so the
-    repository's own sidecar, if any, is not read."""
+@contextlib.contextmanager
+def sidecar_copy(stem, rows, repeat=1):
+    """A temporary folder holding links to the capture `stem`'s files and
+    `rows` as its instruction sidecar (`<stem>.ncu.csv`, docs/trace-format.md):
+    each row a dict or a sequence of SIDECAR_COLUMNS, the rows written
+    `repeat` times (Nsight Compute counted one repetition of an iteration
+    that runs several). Yields the capture's stem there; the repository's
+    own sidecar, if any, is not read."""
     rows = [[r[c] for c in SIDECAR_COLUMNS] if isinstance(r, dict) else list(r) for r in rows]
     with tempfile.TemporaryDirectory(prefix="dvfsim_sidecar_") as tmp:
         base = os.path.join(tmp, os.path.basename(stem))
@@ -184,6 +186,12 @@ def validate_with_sidecar(dvfsim, stem, rows, device="h200", repeat=1, host_over
             w.writerow(SIDECAR_COLUMNS)
             for _ in range(repeat):
                 w.writerows(rows)
+        yield base
+
+
+def validate_with_sidecar(dvfsim, stem, rows, device="h200", repeat=1, host_overhead="auto"):
+    """`validate` of the capture `stem` with `rows` as its instruction sidecar (`sidecar_copy`)."""
+    with sidecar_copy(stem, rows, repeat) as base:
         return validate(dvfsim, base, device, host_overhead)
 
 

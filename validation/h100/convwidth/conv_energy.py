@@ -21,6 +21,7 @@ energy of the L2 traffic beyond a GEMM's bytes per FLOP.
   python3 validation/h100/convwidth/conv_energy.py [FOLDER] --control 0.178
 """
 import argparse
+import contextlib
 import csv
 import gzip
 import glob
@@ -35,33 +36,25 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from ncu_utilisation import GEMM_L2_BYTES_PER_FLOP, l2_excess_joules_per_byte  # noqa: E402
-from validation_table import SIDECAR_COLUMNS, pct  # noqa: E402
+from validation_table import pct, sidecar_copy  # noqa: E402
 
 CONV = re.compile(r"fprop|dgrad|wgrad")
 
 
 def replay(dvfsim, stem, device, rows, reps, tmp):
     """Iteration 1's kernels (dicts of kernels.csv, with their names) of the capture replayed with
-    `rows` as the instruction sidecar (None: the estimate)."""
-    d = tempfile.mkdtemp(dir=tmp)
-    base = os.path.join(d, os.path.basename(stem))
-    for ext in (".kineto.json.gz", ".measured.json"):
-        os.symlink(os.path.abspath(stem + ext), base + ext)
-    if rows:
-        with open(base + ".ncu.csv", "w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(SIDECAR_COLUMNS)
-            for _ in range(reps):
-                w.writerows([r[c] for c in SIDECAR_COLUMNS] for r in rows)
-    out = os.path.join(d, "out")
-    subprocess.run([dvfsim, "run", "--trace", base + ".kineto.json.gz", "--device", device, "--policy", "native",
-                    "--baseline", "none", "--out", out, "--outputs", "summary,kernels", "--no-cache", "--set",
-                    "host_overhead=off"], check=True, capture_output=True)
+    `rows` as the instruction sidecar, repeated once per repetition (None: the estimate)."""
+    out = os.path.join(tempfile.mkdtemp(dir=tmp), "out")
+    with contextlib.ExitStack() as stack:
+        if rows:
+            stem = stack.enter_context(sidecar_copy(stem, rows, reps))
+        subprocess.run([dvfsim, "run", "--trace", stem + ".kineto.json.gz", "--device", device, "--policy", "native",
+                        "--baseline", "none", "--out", out, "--outputs", "summary,kernels", "--no-cache", "--set",
+                        "host_overhead=off"], check=True, capture_output=True)
     with open(os.path.join(out, "names.csv")) as f:
         names = {r["name_id"]: r["name"] for r in csv.DictReader(f)}
     with open(os.path.join(out, "kernels.csv")) as f:
-        ks = [dict(r, name=names[r["name_id"]]) for r in csv.DictReader(f) if r["iteration"] == "1"]
-    return ks
+        return [dict(r, name=names[r["name_id"]]) for r in csv.DictReader(f) if r["iteration"] == "1"]
 
 
 def main():
