@@ -19,8 +19,7 @@ gather kernel (`vectorized_gather_kernel`) in the steps that have it.
   python3 scripts/ncu_utilisation.py [--dvfsim build/apps/dvfsim]
 """
 import argparse
-import csv
-import gzip
+import functools
 import os
 import re
 import subprocess
@@ -30,7 +29,7 @@ from collections import defaultdict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "traces", "capture"))
-from ncu_compare import base_name, read_native  # noqa: E402
+from ncu_compare import base_name, read_native, read_ncu_rows  # noqa: E402
 
 ISSUE_PEAK = 4 * 132 * 1980e6  # warp instructions/s: models/devices/h200.yaml
 DRAM_PEAK = 4.8e12
@@ -87,6 +86,7 @@ _SM_KERNELS = {}  # trace stem -> its SM kernels: several tables read the same c
 GEMM_L2_BYTES_PER_FLOP = 0.0085  # cuBLAS in the BERT-base and Llama-1B prefill steps: 0.0081-0.0091 (ncu)
 
 
+@functools.lru_cache(maxsize=None)
 def l2_excess_joules_per_byte(device="h200"):
     """The power model's price of a byte of L2 traffic beyond streaming at 1 V:
     `l2_excess_w_per_v2ghz` over `l2_bytes_per_clock` of models/devices/<device>.yaml
@@ -112,8 +112,7 @@ def sm_kernels(dvfsim, tmp, stem):
 def paired(dvfsim, tmp, stem, ncu, regex):
     """(kernel, ncu row) pairs of the iteration whose names agree best."""
     kernels = sm_kernels(dvfsim, tmp, stem)
-    with gzip.open(os.path.join(ROOT, ncu), "rt") as f:
-        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    rows = read_ncu_rows(os.path.join(ROOT, ncu))
     rx = re.compile(regex) if regex else None
     best = []
     for it in sorted({k["iteration"] for k in kernels}):

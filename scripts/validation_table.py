@@ -164,6 +164,14 @@ def validate(dvfsim, stem, device="h200", host_overhead="auto"):
     return (json.loads(out.stdout), "") if out.stdout.strip() else (None, out.stderr.strip())
 
 
+def device_of(stem):
+    """The device file for the board the capture `stem` ran on (its
+    .measured.json's GPU name): the H200's, else the H100 SXM's, the two
+    kinds the device machines lend."""
+    with open(stem + ".measured.json") as f:
+        return "h200" if "H200" in json.load(f)["name"] else "h100-sxm"
+
+
 SIDECAR_COLUMNS = ["kernel", "grid", "block", "registers", "instructions"]
 
 

@@ -54,6 +54,13 @@ def base_name(n):
     return head[-1].split("::")[-1] if head else ""
 
 
+def read_ncu_rows(path):
+    """The rows (dicts by column) of an Nsight Compute table as ncu_reduce.py
+    writes it (gzipped CSV, '#' lines of provenance before the header)."""
+    with gzip.open(path, "rt") as f:
+        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+
+
 def read_native(path):
     op = gzip.open if path.endswith(".gz") else open
     names, kernels, sec = [], [], None
@@ -89,8 +96,7 @@ def main():
     a = ap.parse_args()
     ks = [k for k in read_native(a.native)
           if k["iteration"] == a.iteration and k["cls"] not in ("memset", "memcpy")]
-    with gzip.open(a.ncu, "rt") as f:
-        rows = list(csv.DictReader(l for l in f if not l.startswith("#")))
+    rows = read_ncu_rows(a.ncu)
     has_l2w = bool(rows) and "l2_write_bytes" in rows[0]
     ref = a.reference if a.reference != "auto" else ("compulsory" if has_l2w else "dram")
     if ref == "compulsory" and not has_l2w:

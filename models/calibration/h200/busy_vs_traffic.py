@@ -9,12 +9,13 @@ its duration; the traffic price is its measured L2 bytes (lts__t_bytes) x
 
   python3 models/calibration/h200/busy_vs_traffic.py
 """
-import csv
 import glob
-import gzip
 import os
+import sys
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "traces", "capture"))
+from ncu_compare import read_ncu_rows  # noqa: E402
 BUSY_W, SMS, J_PER_BYTE = 199.0, 132, 46e-12
 
 
@@ -22,8 +23,7 @@ def main():
     pattern = os.path.join(ROOT, "validation", "h200", "*", "*.ncu_kernels.csv.gz")
     print(f"{'capture':40s} {'GPU ms':>8s} {'residency J':>12s} {'traffic J':>10s} {'ratio':>6s}")
     for path in sorted(glob.glob(pattern)):
-        with gzip.open(path, "rt") as f:
-            rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+        rows = read_ncu_rows(path)
         t = [float(r["duration_ns"]) * 1e-9 for r in rows]
         busy = sum(BUSY_W * min(1.0, float(r["grid"]) / SMS) * s for r, s in zip(rows, t))
         traffic = sum(float(r["l2_bytes"]) * J_PER_BYTE for r in rows)

@@ -14,8 +14,6 @@ ratio to the estimate on the convolution kernels. The streaming controls
 import argparse
 import csv
 import glob
-import gzip
-import json
 import os
 import shutil
 import subprocess
@@ -25,12 +23,8 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
-from validation_table import pct, validate, validate_with_sidecar  # noqa: E402
-
-
-def device_of(stem):
-    with open(stem + ".measured.json") as f:
-        return "h200" if "H200" in json.load(f)["name"] else "h100-sxm"
+from ncu_utilisation import read_ncu_rows  # noqa: E402
+from validation_table import device_of, pct, validate, validate_with_sidecar  # noqa: E402
 
 
 def errors(dvfsim, stem, device):
@@ -73,8 +67,7 @@ def main():
             ncu = os.path.join(args.folder, f"ncu_{tag}.subset.csv.gz")
             counted, ratio = "–", "–"
             if os.path.exists(ncu):
-                with gzip.open(ncu, "rt") as f:
-                    rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+                rows = read_ncu_rows(ncu)
                 # One repetition was counted; a traced step runs several: every repetition takes the rows.
                 q, error = validate_with_sidecar(args.dvfsim, stem, rows, device=device, repeat=64)
                 if q is None:

@@ -23,7 +23,6 @@ energy of the L2 traffic beyond a GEMM's bytes per FLOP.
 import argparse
 import contextlib
 import csv
-import gzip
 import glob
 import json
 import os
@@ -35,8 +34,8 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
-from ncu_utilisation import GEMM_L2_BYTES_PER_FLOP, l2_excess_joules_per_byte  # noqa: E402
-from validation_table import pct, sidecar_copy  # noqa: E402
+from ncu_utilisation import GEMM_L2_BYTES_PER_FLOP, l2_excess_joules_per_byte, read_ncu_rows  # noqa: E402
+from validation_table import device_of, pct, sidecar_copy  # noqa: E402
 
 CONV = re.compile(r"fprop|dgrad|wgrad")
 
@@ -74,9 +73,8 @@ def main():
             with open(stem + ".measured.json") as f:
                 m = json.load(f)
             reps = int(m["options"]["reps"])
-            device = "h200" if "H200" in m["name"] else "h100-sxm"
-            with gzip.open(ncu, "rt") as f:
-                rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+            device = device_of(stem)
+            rows = read_ncu_rows(ncu)
             est = replay(args.dvfsim, stem, device, None, reps, tmp)
             counted = replay(args.dvfsim, stem, device, rows, reps, tmp)
 
@@ -86,7 +84,8 @@ def main():
             convs = [k for k in est if CONV.search(k["name"])]
             conv_ns = sum(float(k["duration_ns"]) for k in convs)
             # ncu counted one repetition: each of its convolution rows pairs with the trace's next
-            # convolution kernel of the same name (greedy, in launch order)
+            # convolution kernel of the same name (greedy, in launch order; ncu_utilisation.paired
+            # pairs by position and would drop a row whose kernel cuDNN launched in another order)
             pairs, i = [], 0
             for r in (r for r in rows if CONV.search(r["kernel"])):
                 j = next((j for j in range(i, len(convs)) if convs[j]["name"][:60] == r["kernel"][:60]), None)

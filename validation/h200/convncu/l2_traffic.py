@@ -26,6 +26,7 @@ from ncu_utilisation import GEMM_L2_BYTES_PER_FLOP, l2_excess_joules_per_byte, p
 from table import CAPTURES, tensor_conv  # noqa: E402
 from validation_table import pct, validate  # noqa: E402
 
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--base", type=float, default=GEMM_L2_BYTES_PER_FLOP, help="a GEMM's L2 bytes per FLOP")

@@ -29,7 +29,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
-from ncu_utilisation import ISSUE_PEAK, FIXED_NS, measured, paired  # noqa: E402
+from ncu_utilisation import ISSUE_PEAK, FIXED_NS, measured, paired, read_ncu_rows  # noqa: E402
 from validation_table import pct, validate, validate_with_sidecar  # noqa: E402
 
 V = "validation/h200/"
@@ -84,8 +84,8 @@ def energy_error(dvfsim, stem):
 
 
 def with_sidecar(dvfsim, stem, rows):
-    """The energy error of the capture replayed with `rows` (kernel, grid, block, registers,
-    instructions) as its instruction sidecar."""
+    """The energy error of the capture replayed with `rows` (dicts or sequences of
+    validation_table.SIDECAR_COLUMNS) as its instruction sidecar."""
     d, error = validate_with_sidecar(dvfsim, os.path.join(ROOT, stem), rows)
     if d is None:
         sys.exit(f"dvfsim hw validate {stem} with a sidecar: {error}")
@@ -135,10 +135,7 @@ def main():
             est = sum(k["instructions"] for k, _ in pairs)
             ns = sum(measured(r)[0] for _, r in pairs)
             rate = sum(measured(r)[2] for _, r in pairs) / max((ns - FIXED_NS * len(pairs)) * 1e-9 * ISSUE_PEAK, 1)
-            with gzip.open(os.path.join(ROOT, ncu), "rt") as f:
-                rows = [[r["kernel"], r["grid"], r["block"], r["registers"], r["instructions"]]
-                        for r in csv.DictReader(line for line in f if not line.startswith("#"))
-                        if tensor_conv(r["kernel"])]
+            rows = [r for r in read_ncu_rows(os.path.join(ROOT, ncu)) if tensor_conv(r["kernel"])]
             shipped = energy_error(args.dvfsim, os.path.join(ROOT, stem))
             counted = with_sidecar(args.dvfsim, stem, rows)
             frac_rows = kineto_conv_rows(stem, iteration_correlations(args.dvfsim, tmp, stem), args.fraction)

@@ -16,8 +16,6 @@ wrote into L2).
   python3 validation/h200/ops/table.py [--dvfsim build/apps/dvfsim]
 """
 import argparse
-import csv
-import gzip
 import json
 import os
 import subprocess
@@ -29,17 +27,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, HERE)
 sys.path.append(os.path.join(ROOT, "scripts"))
 sys.path.append(os.path.join(ROOT, "traces", "capture"))  # after HERE: it has a workloads.py too
-from ncu_compare import read_native  # noqa: E402
+from ncu_compare import read_native, read_ncu_rows  # noqa: E402
 from validation_table import validate_with_sidecar  # noqa: E402
 from workloads import OPS  # noqa: E402
 
 
 def ncu_rows(op):
     path = os.path.join(HERE, f"op_{op}.ncu_subset.csv.gz")
-    if not os.path.exists(path):
-        return None
-    with gzip.open(path, "rt") as f:
-        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+    return read_ncu_rows(path) if os.path.exists(path) else None
 
 
 def validate(dvfsim, trace, measured, device="h200"):
