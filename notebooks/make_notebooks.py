@@ -518,6 +518,8 @@ NOTEBOOKS["05-validation.ipynb"] = notebook([
                                        else " (held out 5)" if "/heldout5/" in r["trace"]
                                        else " (held out 6)" if "/heldout6/" in r["trace"]
                                        else " (held out 7)" if "/heldout7/" in r["trace"]
+                                       else " (held out 8)" if "/heldout8/" in r["trace"]
+                                       else " (board 12-06)" if "/ops/call12/" in r["trace"]
                                        else " (warm-up)" if "/capwarmup/" in r["trace"]
                                        else " (5 steps)" if "/firststep/" in r["trace"]
                                        else " (lease 12-04)" if "/timing/" in r["trace"] else "")
@@ -620,7 +622,9 @@ NOTEBOOKS["05-validation.ipynb"] = notebook([
     convolution networks in the layouts that make cuDNN add layout
     transforms and SIMT kernels (3-D video and volumetric networks, NCHW
     segmentation, fp32 NCHW ResNet-50), captured on a fifth board after
-    those kernels had rules (`validation/h200/heldout7/`), "warm-up" BERT-large
+    those kernels had rules (`validation/h200/heldout7/`), "board 12-06"
+    VGG-16 and the 3-D U-Net of the third and seventh sets again on a sixth
+    board (`validation/h200/ops/call12/`), "warm-up" BERT-large
     inference captured again with 0.35 s of profiler warm-up
     (`validation/h200/capwarmup/`). The
     launch-bound captures (small-batch training, KV-cache decode, MoE, T5,

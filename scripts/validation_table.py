@@ -147,6 +147,11 @@ CAPTURES = [
      "segmentation train (NCHW)", "launch"),
     ("held out 7: `resnet50_fp32_nchw_train_b64`", "validation/h200/heldout7/resnet50_fp32_nchw_train_b64",
      "CNN train (fp32, NCHW)", "GPU"),
+    # validation/h200/ops/call12/ (2026-12-06, a sixth board, GPU-efe3f5f7, whose streaming
+    # control reads +3.9 %): the two networks that bounded a convolution rule, captured again.
+    ("board 12-06: `vgg16_train_b64_adamw`", "validation/h200/ops/call12/vgg16_train_b64_adamw", "CNN train", "GPU"),
+    ("board 12-06: `unet3d_train_b2_96`", "validation/h200/ops/call12/unet3d_train_b2_96",
+     "volumetric U-Net train (3-D)", "GPU"),
 ]
 
 

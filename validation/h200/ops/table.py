@@ -2,8 +2,8 @@
 """The per-operator table of docs/validation.md, "Operators in isolation".
 
 For every operator capture of this folder (calls 1-2), of repeat/ (call 3,
-another board), of call4/ (run4.sh, a third board) and of call5/ (run5.sh, a
-fifth board), runs `dvfsim hw validate --json` twice: as the trace is, and
+another board), of call4/ (run4.sh, a third board), of call5/ (run5.sh, a
+fifth board) and of call12/ (run12.sh, a sixth board: its controls), runs `dvfsim hw validate --json` twice: as the trace is, and
 with Nsight Compute's warp-instruction counts of one repetition
 (`op_<name>.ncu_subset.csv.gz`, repeated once per repetition of a step) as the
 instruction sidecar. Prints one Markdown row per operator: measured power,
@@ -97,7 +97,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for op in OPS:
             for label, folder in (("1", HERE), ("repeat", os.path.join(HERE, "repeat")),
-                                  ("4", os.path.join(HERE, "call4")), ("5", os.path.join(HERE, "call5"))):
+                                  ("4", os.path.join(HERE, "call4")), ("5", os.path.join(HERE, "call5")),
+                                  ("12", os.path.join(HERE, "call12"))):
                 r = row(args.dvfsim, folder, op, tmp)
                 if r is None:
                     continue
