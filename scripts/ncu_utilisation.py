@@ -83,7 +83,9 @@ GATHER = [
 _SM_KERNELS = {}  # trace stem -> its SM kernels: several tables read the same capture
 
 
-GEMM_L2_BYTES_PER_FLOP = 0.0085  # cuBLAS in the BERT-base and Llama-1B prefill steps: 0.0081-0.0091 (ncu)
+# cuBLAS in the BERT-base and Llama-1B prefill steps: 0.0081-0.0091 (ncu); the model's own copy is
+# kGemmL2BytesPerFlop in traces/annotate.h
+GEMM_L2_BYTES_PER_FLOP = 0.0085
 
 
 @functools.lru_cache(maxsize=None)

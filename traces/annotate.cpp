@@ -589,6 +589,47 @@ double layout_change_l2_excess_bytes(std::span<const std::int64_t> dst_shape,
   return kLayoutChangeSectorUse * per_element * numel(Shape(dst_shape.begin(), dst_shape.end()));
 }
 
+std::optional<double> conv_l2_bytes_per_flop(std::string_view kernel_name, const ConvGeometry& g) {
+  // The tile: "tilesize<Mt>x<Nt>x<Kt>".
+  const std::size_t at = kernel_name.find("tilesize");
+  if (at == std::string_view::npos) return std::nullopt;
+  const char* p = kernel_name.data() + at + 8;
+  const char* end = kernel_name.data() + kernel_name.size();
+  double tile[2] = {0, 0};
+  for (double& t : tile) {
+    int v = 0;
+    const auto r = std::from_chars(p, end, v);
+    if (r.ec != std::errc() || v <= 0 || r.ptr == end || *r.ptr != 'x') return std::nullopt;
+    t = v;
+    p = r.ptr + 1;
+  }
+  double m = 0, n = 0;
+  if (contains(kernel_name, "fprop")) {
+    m = g.out_positions;
+    n = g.out_channels;
+  } else if (contains(kernel_name, "dgrad")) {
+    m = g.in_positions;
+    n = g.in_channels;
+  } else if (contains(kernel_name, "wgrad")) {
+    m = g.out_channels;
+    n = g.in_channels * g.taps;
+  } else {
+    return std::nullopt;
+  }
+  if (!(m >= 1) || !(n >= 1)) return std::nullopt;
+  double bytes_per_flop = std::ceil(n / tile[1]) / n + std::ceil(m / tile[0]) / m;
+  // Operand type: the first of the type pair after the GEMM's name
+  // ("..._gemm_bf16bf16_...", "..._gemm_indexed_f32f32_tf32f32_..."): 32-bit
+  // operands move twice the bytes.
+  for (const std::string_view wide : {"_f32f32_", "_tf32f32_", "_tf32tf32_"})
+    if (contains(kernel_name, wide)) {
+      bytes_per_flop *= 2;
+      break;
+    }
+  if (kernel_name.starts_with("sm90_")) bytes_per_flop *= kHopperConvL2Share;
+  return bytes_per_flop;
+}
+
 namespace {
 
 // A depthwise convolution: weight [K, C/g, ...] with one input and one output
@@ -635,6 +676,8 @@ std::optional<OpWork> conv_forward_work(const Args& a, ConvArgs at) {
   OpWork work;
   work.flops = 2.0 * n * k * out_spatial * c_per_group * kernel;
   work.dram_bytes = a.bytes(0) + a.bytes(1) + n * k * out_spatial * a.elt(0) + a.bytes(2);
+  work.conv = ConvGeometry{n * out_spatial, numel(*x) / static_cast<double>((*x)[1]), k / *groups,
+                           c_per_group, kernel};
   if (is_depthwise(*w, *groups))
     work.instructions = depthwise_instructions(ConvPass::forward, n * k * out_spatial, kernel);
   return work;
@@ -673,7 +716,12 @@ std::optional<OpWork> conv_backward_work(const Args& a) {
   // Read dy, x, w; write dx and dw.
   work.dram_bytes = a.bytes(0) + 2.0 * a.bytes(1) + 2.0 * a.bytes(2);
   // groups: Concrete Inputs index 9.
-  if (const auto groups = parse_double(a.concrete(9)); groups && is_depthwise(*w, *groups)) {
+  const auto groups = parse_double(a.concrete(9));
+  const double g = groups && *groups >= 1 ? *groups : 1.0;
+  work.conv = ConvGeometry{numel(*dy) / static_cast<double>((*dy)[1]),
+                           numel(*x) / static_cast<double>((*x)[1]),
+                           static_cast<double>((*w)[0]) / g, static_cast<double>((*w)[1]), kernel};
+  if (groups && is_depthwise(*w, *groups)) {
     const double outputs = numel(*dy);
     work.instructions =
         (computed[0] ? depthwise_instructions(ConvPass::data_gradient, outputs, kernel) : 0.0) +
@@ -1243,6 +1291,10 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
       k.work.dram_bytes = work->dram_bytes * share;
       k.work.source = WorkSource::shapes;
       k.work.l2_excess_bytes = work->l2_excess_bytes * share;
+      // A tensor-core convolution pass: its L2 reads beyond a GEMM's.
+      if (work->conv)
+        if (const auto bpf = conv_l2_bytes_per_flop(workload.name(k), *work->conv))
+          k.work.l2_excess_bytes += std::max(0.0, (*bpf - kGemmL2BytesPerFlop) * k.work.flops);
       if (work->instructions >= 0) {
         k.work.instructions = work->instructions * share;
         k.work.instructions_source = InstructionSource::shapes;

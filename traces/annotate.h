@@ -41,6 +41,17 @@ struct OpCall {
   std::int64_t group_size = -1;
 };
 
+// The implicit GEMMs of a convolution, per group: output positions
+// (N x prod(output spatial)), input positions (N x prod(input spatial)),
+// output and input channels per group, and the kernel's taps (prod(kernel)).
+struct ConvGeometry {
+  double out_positions = 0.0;
+  double in_positions = 0.0;
+  double out_channels = 0.0;
+  double in_channels = 0.0;
+  double taps = 0.0;
+};
+
 struct OpWork {
   double flops = 0.0;
   double dram_bytes = 0.0;
@@ -56,7 +67,40 @@ struct OpWork {
   // partly used sectors of a copy that changes the innermost dimension
   // (layout_change_l2_excess_bytes).
   double l2_excess_bytes = 0.0;
+  // A convolution's GEMM shapes, for its tensor-core kernels' L2 traffic
+  // (conv_l2_bytes_per_flop); nullopt for every other operator.
+  std::optional<ConvGeometry> conv = std::nullopt;
 };
+
+// L2 traffic per useful FLOP of one pass of a tiled implicit-GEMM
+// convolution (cuDNN's tensor-core kernels, whose names carry the pass and
+// the tile: "sm90_xmma_fprop_implicit_gemm_..._tilesize128x64x64_..."). The
+// pass is a GEMM of M x N x K: forward, M the output positions and N the
+// output channels; data gradient, the input positions and the input
+// channels; weight gradient, the output channels and the input channels x
+// taps (K: the reduction). A CTA computes an Mt x Nt tile and reads its
+// operand rows from L2 once per tile of the other dimension, so each
+// element of the M-side operand is read ceil(N / Nt) times and each of the
+// N-side operand ceil(M / Mt) times: ceil(N/Nt)/N + ceil(M/Mt)/M bytes per
+// FLOP at 2 bytes an element (bf16, fp16; 4 for fp32 and tf32 operands).
+// A narrow layer runs on a tile wider than itself and pays the whole tile's
+// reads for its few channels. Hopper's kernels (sm90_) share operand loads
+// between the CTAs of a cluster: kHopperConvL2Share of that. nullopt when
+// the name is no such kernel (no pass, no tile size).
+std::optional<double> conv_l2_bytes_per_flop(std::string_view kernel_name, const ConvGeometry& g);
+// Fitted on R3D-18's 28 tensor-core convolution kernels of one step
+// (Nsight Compute's L2 bytes beyond a GEMM's, validation/h200/heldout5/
+// ncu_r3d18_train_b8.subset.csv.gz): 0.531. Held out on fourteen other
+// network sidecars (docs/validation.md, "The convolutions' L2 traffic from
+// their shapes"). sm80 kernels read 0.97 of the formula (FLOP-weighted
+// median of 78 forward passes) and take it whole.
+inline constexpr double kHopperConvL2Share = 0.531;
+// L2 bytes per FLOP of a large bf16 GEMM: cuBLAS's kernels in the BERT-base
+// and Llama-1B prefill steps moved 0.0081-0.0091 (Nsight Compute,
+// validation/h200/classes/). The tensor term was calibrated on GEMMs and
+// carries that much; a convolution's L2 traffic beyond it is priced by the
+// `l2_excess` term (Work::l2_excess_bytes).
+inline constexpr double kGemmL2BytesPerFlop = 0.0085;
 
 // L2 traffic beyond a streaming access of a copy from `src` to `dst` (shapes
 // and element strides of one tensor each, `element_bytes` per element):

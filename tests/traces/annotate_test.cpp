@@ -364,6 +364,63 @@ TEST(AnnotateWork, LayoutTransformsLeaveTheirConvolutionsWorkToItsKernels) {
   EXPECT_DOUBLE_EQ(w.kernels[0].work.instructions, 2.0 * 256 * 3.76);
   EXPECT_DOUBLE_EQ(w.kernels[1].work.flops, flops);
   EXPECT_DOUBLE_EQ(w.kernels[1].work.dram_bytes, 512.0 + 128 + 512);  // x, w, y in bf16
+  // No tile size in the name: no L2 traffic beyond a GEMM's is known.
+  EXPECT_EQ(w.kernels[1].work.l2_excess_bytes, 0.0);
+}
+
+// A tiled implicit GEMM reads each operand once per tile of the other
+// dimension: ceil(N/Nt)/N + ceil(M/Mt)/M bytes per FLOP at 2 bytes an element.
+TEST(ConvL2, TileReadsPerUsefulFlop) {
+  // The 3-D U-Net's 16-channel layer: 2 x 96^3 positions, 3x3x3 taps.
+  const ConvGeometry g{2.0 * 96 * 96 * 96, 2.0 * 96 * 96 * 96, 16, 16, 27};
+  const std::string fprop =
+      "sm80_xmma_fprop_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc_tilesize256x32x32_stage4";
+  // 16 channels on a 32-wide tile: 1/16; 1,769,472 positions in 6,912 full tiles: 1/256.
+  EXPECT_DOUBLE_EQ(*conv_l2_bytes_per_flop(fprop, g), 1.0 / 16 + 1.0 / 256);
+  EXPECT_DOUBLE_EQ(*conv_l2_bytes_per_flop("sm90" + fprop.substr(4), g),
+                   kHopperConvL2Share * (1.0 / 16 + 1.0 / 256));
+  // Data gradient: input positions and input channels.
+  const ConvGeometry wide{2.0 * 96 * 96 * 96, 1000, 16, 200, 27};
+  EXPECT_DOUBLE_EQ(
+      *conv_l2_bytes_per_flop("sm80_xmma_dgrad_implicit_gemm_bf16bf16_tilesize128x128x32", wide),
+      2.0 / 200 + 8.0 / 1000);
+  // Weight gradient: M = 16 output channels, N = 16 x 27 = 432 (four 128-wide tiles).
+  EXPECT_DOUBLE_EQ(*conv_l2_bytes_per_flop(
+                       "sm80_xmma_wgrad_implicit_gemm_indexed_bf16bf16_tilesize32x128x32", g),
+                   1.0 / 16 + 4.0 / 432);
+  // 32-bit operands (TF32 tensor cores on fp32 tensors) move twice the bytes.
+  EXPECT_DOUBLE_EQ(*conv_l2_bytes_per_flop(
+                       "sm80_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32_tilesize256x32x32", g),
+                   2 * (1.0 / 16 + 1.0 / 256));
+  EXPECT_FALSE(conv_l2_bytes_per_flop("sm90_xmma_fprop_implicit_gemm_bf16bf16_nhwc", g));
+  EXPECT_FALSE(conv_l2_bytes_per_flop("sm90_xmma_gemm_bf16bf16_tilesize128x128x64", g));
+  EXPECT_FALSE(conv_l2_bytes_per_flop("sm80_xmma_fprop_tilesize128x", g));
+  EXPECT_FALSE(conv_l2_bytes_per_flop("sm80_xmma_fprop_tilesize0x64x32", g));
+  EXPECT_FALSE(conv_l2_bytes_per_flop(fprop, ConvGeometry{}));
+}
+
+// A convolution kernel with a tile in its name carries its L2 reads beyond a
+// GEMM's 0.0085 bytes per FLOP as Work::l2_excess_bytes.
+TEST(AnnotateWork, TensorCoreConvolutionsCarryTheirTilesL2Traffic) {
+  Workload w;
+  Kernel k;
+  k.cls = KernelClass::conv;
+  k.work.duration_ns = 1'000'000;
+  k.name_id = w.intern(
+      "sm80_xmma_fprop_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc_tilesize128x64x32");
+  w.kernels.push_back(k);
+  const std::vector<OpCall> ops = {
+      {"aten::conv2d",
+       {tensor({2, 8, 4, 4}), tensor({8, 8, 1, 1}), OpInput{}, scalar("[1, 1]"), scalar("[0, 0]"),
+        scalar("[1, 1]"), scalar("1")}}};
+  const std::vector<ActivityFacts> facts = {{0, -1, false}};
+  annotate_work(w, ops, facts, AnnotateOptions{{1e12, 1e15, 1e14}});
+  const double flops = 2.0 * 2 * 8 * 16 * 8;  // 4,096
+  // M = 32 positions in one 128-row tile, N = 8 channels in one 64-wide tile.
+  const double bytes_per_flop = 1.0 / 8 + 1.0 / 32;
+  EXPECT_DOUBLE_EQ(w.kernels[0].work.flops, flops);
+  EXPECT_NEAR(w.kernels[0].work.l2_excess_bytes, (bytes_per_flop - kGemmL2BytesPerFlop) * flops,
+              1e-9);  // 605.184 bytes
 }
 
 }  // namespace

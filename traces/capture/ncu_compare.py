@@ -79,7 +79,8 @@ def read_native(path):
                 f_ = line.split("\t")
                 kernels.append({"name": names[int(f_[0])], "cls": f_[14], "iteration": int(f_[16]),
                                 "dur": int(f_[18]), "flops": float(f_[19]), "dram": float(f_[20]),
-                                "source": f_[21], "instructions": float(f_[22])})
+                                "source": f_[21], "instructions": float(f_[22]),
+                                "l2_excess": float(f_[25]) if len(f_) > 25 else 0.0})
     return kernels
 
 

@@ -12,7 +12,9 @@ backward's elementwise kernels: streaming kernels) is taken as modelled,
 scaled by the board's streaming control (`--control`: its power error as a
 fraction, e.g. 0.178 for +17.8 %), and the rest of the measured step energy
 is the convolutions' (fprop, dgrad, wgrad kernels), against which both
-replays' convolution energy is compared. Then ncu's L2 bytes per FLOP of the
+replays' convolution energy is compared (since 2026-12-06 both include the
+L2 traffic the model estimates from the kernels' tiles,
+`conv_l2_bytes_per_flop` in traces/annotate.h). Then ncu's L2 bytes per FLOP of the
 convolution kernels (FLOPs from the annotation) and, priced at the board's
 device file's price of L2 traffic beyond streaming (`l2_excess_w_per_v2ghz`
 over `l2_bytes_per_clock` at 1 V: 23.5 pJ per byte, fitted on copies), the

@@ -8,8 +8,10 @@ paired convolution kernels of one step, the part above BASE bytes per FLOP
 carries), that part priced at the copies' 23.5 pJ per byte of L2 traffic
 beyond streaming (models/devices/h200.yaml `l2_excess_w_per_v2ghz` over
 `l2_bytes_per_clock` at 1.00 V: fitted on copies, not on these), and the
-energy error as shipped with that energy added. Nothing here changes the
-model; it asks whether the term would carry the narrow layers' power.
+energy error as shipped and with ncu's bytes in place of what the model
+estimates from the kernels' tiles (since 2026-12-06, `conv_l2_bytes_per_flop`
+in traces/annotate.h; the trace's `l2_excess_bytes` of those kernels).
+Nothing here changes the model.
 
   python3 validation/h200/convncu/l2_traffic.py [--base 0.0085] [--dvfsim build/apps/dvfsim]
 """
@@ -32,8 +34,8 @@ def main():
     ap.add_argument("--base", type=float, default=GEMM_L2_BYTES_PER_FLOP, help="a GEMM's L2 bytes per FLOP")
     ap.add_argument("--dvfsim", default=os.path.join(ROOT, "build", "apps", "dvfsim"))
     args = ap.parse_args()
-    print("| capture | bound | convolution L2 TB/s | L2 B/FLOP | beyond a GEMM's, J per step | energy: as shipped "
-          "| with it |")
+    print("| capture | bound | convolution L2 TB/s | L2 B/FLOP | beyond a GEMM's, J per step: ncu / the model's "
+          "| energy: as shipped | with ncu's bytes |")
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="dvfsim_l2conv_") as tmp:
         for label, stem, ncu, bound, regex in CAPTURES:
@@ -42,13 +44,15 @@ def main():
             l2 = sum(float(r["l2_bytes"]) for _, r in pairs)
             flops = sum(k["flops"] for k, _ in pairs)
             beyond = sum(max(0.0, float(r["l2_bytes"]) - args.base * k["flops"]) for k, r in pairs)
+            modelled = sum(k["l2_excess"] for k, _ in pairs)
             d, error = validate(args.dvfsim, os.path.join(ROOT, stem))
             if d is None:
                 sys.exit(f"dvfsim hw validate {stem}: {error}")
             e = d["predicted"]["energy_error_pct"]
             de = l2_excess_joules_per_byte() * beyond
-            with_it = (d["predicted"]["energy_per_iteration_j"] + de) / d["measured"]["energy_per_iteration_j"]
-            print(f"| {label} | {bound} | {l2 / ns / 1e3:.2f} | {l2 / flops:.4f} | {de:.3f} | {pct(e)} | "
+            dm = l2_excess_joules_per_byte() * modelled
+            with_it = (d["predicted"]["energy_per_iteration_j"] + de - dm) / d["measured"]["energy_per_iteration_j"]
+            print(f"| {label} | {bound} | {l2 / ns / 1e3:.2f} | {l2 / flops:.4f} | {de:.3f} / {dm:.3f} | {pct(e)} | "
                   f"{pct(100 * (with_it - 1))} |", flush=True)
     return 0
 
