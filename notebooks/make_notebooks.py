@@ -518,7 +518,6 @@ NOTEBOOKS["05-validation.ipynb"] = notebook([
                                        else " (held out 5)" if "/heldout5/" in r["trace"]
                                        else " (held out 6)" if "/heldout6/" in r["trace"]
                                        else " (held out 7)" if "/heldout7/" in r["trace"]
-                                       else " (held out 8)" if "/heldout8/" in r["trace"]
                                        else " (board 12-06)" if "/ops/call12/" in r["trace"]
                                        else " (warm-up)" if "/capwarmup/" in r["trace"]
                                        else " (5 steps)" if "/firststep/" in r["trace"]

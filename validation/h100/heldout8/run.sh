@@ -5,8 +5,8 @@
 # (validation/h200/ops/: `add`) before and after, the two new workloads with
 # three traced steps each, then Nsight Compute (--clock-control none, one
 # step) on the diffusion U-Net's group norm, elementwise, upsampling and
-# concatenation kernels. Read-only NVML.
-#   bash validation/h100/heldout8/run.sh OUTDIR
+# concatenation kernels (NCU=0: skipped). Read-only NVML.
+#   [NCU=0] bash validation/h100/heldout8/run.sh OUTDIR
 # Leaves OUTDIR/run.log, OUTDIR/ncu.log and OUTDIR/caps.tar.gz.
 source "$(dirname "${BASH_SOURCE[0]}")/../../h200/ops/lib.sh" "${1:-}" run.log
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -15,6 +15,8 @@ capops "add:60"
 cap ddpm_unet_train_b64_64 diffusion-unet-train 90 ddpm_unet_train
 cap whisper_small_train_b32 speech-enc-dec-train 120 whisper_train
 capx add_end 60 add
-ncu_run 150 'norm|elementwise|upsample|CatArray|reduce' "ddpm_unet_train_b64_64=$here/workloads.py:ddpm_unet_train"
-ncu_reduce
+if [ "${NCU:-1}" = 1 ]; then  # NCU=0: the captures alone
+  ncu_run 150 'norm|elementwise|upsample|CatArray|reduce' "ddpm_unet_train_b64_64=$here/workloads.py:ddpm_unet_train"
+  ncu_reduce
+fi
 pack caps
