@@ -36,15 +36,7 @@ _opts, _train_step, _meta = _h3._opts, _h3._train_step, _h3._meta
 
 def unet3d_w24_train(device, **kw):
     h7 = _load("_heldout7", "heldout7")
-    o = _opts(kw, {"batch": 1, "size": 112, "width": 24, "classes": 3})
-    torch.manual_seed(0)
-    model = h7._UNet3d(width=o["width"], classes=o["classes"]).to(device)
-    s = o["size"]
-    x = torch.randn(o["batch"], 1, s, s, s, device=device)
-    y = torch.randint(0, o["classes"], (o["batch"], s, s, s), device=device)
-    opt = torch.optim.Adam(model.parameters(), lr=1e-4)
-    step = _train_step(model, opt, lambda: F.cross_entropy(model(x), y), device)
-    return {"step": step, "meta": _meta(model, o, "3-D U-Net (plain PyTorch)", optimizer="Adam")}
+    return h7.unet3d_train(device, **{"batch": 1, "size": 112, "width": 24, **kw})
 
 
 def unet2d_c32_train(device, **kw):

@@ -78,9 +78,9 @@ class _UNet3d(nn.Module):
 
 
 def unet3d_train(device, **kw):
-    o = _opts(kw, {"batch": 2, "size": 96, "classes": 3})
+    o = _opts(kw, {"batch": 2, "size": 96, "classes": 3, "width": 16})
     torch.manual_seed(0)
-    model = _UNet3d(classes=o["classes"]).to(device)
+    model = _UNet3d(width=o["width"], classes=o["classes"]).to(device)
     s = o["size"]
     x = torch.randn(o["batch"], 1, s, s, s, device=device)
     y = torch.randint(0, o["classes"], (o["batch"], s, s, s), device=device)
