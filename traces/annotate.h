@@ -91,7 +91,7 @@ std::optional<double> conv_l2_bytes_per_flop(std::string_view kernel_name, const
 // Fitted on R3D-18's 28 tensor-core convolution kernels of one step
 // (Nsight Compute's L2 bytes beyond a GEMM's, validation/h200/heldout5/
 // ncu_r3d18_train_b8.subset.csv.gz): 0.531. Held out on fourteen other
-// network sidecars (docs/validation.md, "The convolutions' L2 traffic from
+// network captures (docs/validation.md, "The convolutions' L2 traffic from
 // their shapes"). sm80 kernels read 0.97 of the formula (FLOP-weighted
 // median of 78 forward passes) and take it whole.
 inline constexpr double kHopperConvL2Share = 0.531;
