@@ -399,11 +399,18 @@ void print_validation(std::ostream& out, const ValidationSpec& v, const Validati
           "time is {} the range, to within 1 %)\n",
           b->time_inside(r.measured.time_per_step_s) ? "inside" : "outside");
   }
-  if (r.measured.paired_host_factor > 0)
+  if (r.measured.paired_host_factor > 0) {
     out << fmt::format(
         "this capture's own pairing: profiled host time {:.2f} x the unprofiled (for what-if "
-        "runs of it: --set host_overhead={:.2f}; not a held-out check of the time)\n",
+        "runs of it: --set host_overhead={:.2f}; not a held-out check of the time)",
         r.measured.paired_host_factor, std::max(1.0, r.measured.paired_host_factor));
+    // A host that waits for the GPU takes the GPU's step time profiled or
+    // not: the ratio is then near 1 whatever the profiler added to its work.
+    if (r.host_band && !r.host_band->host_bound())
+      out << "; the GPU bounds this step, so the ratio is its pace more than the profiler's "
+             "stretch of the host's work";
+    out << "\n";
+  }
   if (r.paired)
     out << fmt::format(
         "with that factor: time {:.2f} ms ({:+.2f}%), energy {:.2f} J ({:+.2f}%), power {:.1f} W "

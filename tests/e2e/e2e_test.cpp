@@ -434,6 +434,19 @@ TEST(EndToEnd, ValidatePrintsTheCapturesOwnHostPairing) {
   EXPECT_NE(r.output.find("profiled host time 2.20 x the unprofiled"), std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("--set host_overhead=2.20"), std::string::npos) << r.output;
+  // The shipped step is GPU-bound: its host waits for the GPU whether
+  // profiled or not, which the line says.
+  EXPECT_NE(r.output.find("the GPU bounds this step, so the ratio is its pace"), std::string::npos)
+      << r.output;
+  // A launch-bound capture's pairing is the profiler's stretch: no such caveat.
+  const std::string small =
+      std::string(DVFSIM_SOURCE_DIR) + "/validation/h200/classes/encoder_small_train_b2";
+  const auto launch = run_dvfsim("hw validate --trace " + small + ".kineto.json.gz --measured " +
+                                 small + ".measured.json --device h200 --tolerance 100");
+  EXPECT_NE(launch.output.find("this capture's own pairing: profiled host time 1.97"),
+            std::string::npos)
+      << launch.output;
+  EXPECT_EQ(launch.output.find("so the ratio is its pace"), std::string::npos) << launch.output;
   const auto j = run_dvfsim(base + " --json");
   EXPECT_NE(j.output.find("\"paired_host_factor\": 2.19999"), std::string::npos)
       << j.output;  // 0.11 / 0.05
