@@ -590,19 +590,10 @@ double layout_change_l2_excess_bytes(std::span<const std::int64_t> dst_shape,
 }
 
 std::optional<double> conv_l2_bytes_per_flop(std::string_view kernel_name, const ConvGeometry& g) {
-  // The tile: "tilesize<Mt>x<Nt>x<Kt>".
-  const std::size_t at = kernel_name.find("tilesize");
-  if (at == std::string_view::npos) return std::nullopt;
-  const char* p = kernel_name.data() + at + 8;
-  const char* end = kernel_name.data() + kernel_name.size();
-  double tile[2] = {0, 0};
-  for (double& t : tile) {
-    int v = 0;
-    const auto r = std::from_chars(p, end, v);
-    if (r.ec != std::errc() || v <= 0 || r.ptr == end || *r.ptr != 'x') return std::nullopt;
-    t = v;
-    p = r.ptr + 1;
-  }
+  // The tile cuDNN names ("tilesize<Mt>x<Nt>x<Kt>"), read as a GEMM's.
+  if (!contains(kernel_name, "tilesize")) return std::nullopt;
+  const auto tile = gemm_tile(kernel_name);
+  if (!tile) return std::nullopt;
   double m = 0, n = 0;
   if (contains(kernel_name, "fprop")) {
     m = g.out_positions;
@@ -617,7 +608,7 @@ std::optional<double> conv_l2_bytes_per_flop(std::string_view kernel_name, const
     return std::nullopt;
   }
   if (!(m >= 1) || !(n >= 1)) return std::nullopt;
-  double bytes_per_flop = std::ceil(n / tile[1]) / n + std::ceil(m / tile[0]) / m;
+  double bytes_per_flop = std::ceil(n / tile->second) / n + std::ceil(m / tile->first) / m;
   // Operand type: the first of the type pair after the GEMM's name
   // ("..._gemm_bf16bf16_...", "..._gemm_indexed_f32f32_tf32f32_..."): 32-bit
   // operands move twice the bytes.

@@ -74,7 +74,7 @@ struct OpWork {
 
 // L2 traffic per useful FLOP of one pass of a tiled implicit-GEMM
 // convolution (cuDNN's tensor-core kernels, whose names carry the pass and
-// the tile: "sm90_xmma_fprop_implicit_gemm_..._tilesize128x64x64_..."). The
+// the tile, read by gemm_tile: "sm90_xmma_fprop_..._tilesize128x64x64_..."). The
 // pass is a GEMM of M x N x K: forward, M the output positions and N the
 // output channels; data gradient, the input positions and the input
 // channels; weight gradient, the output channels and the input channels x
