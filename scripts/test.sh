@@ -17,6 +17,9 @@ bash scripts/build.sh build
 ctest --test-dir build --output-on-failure -j "$(nproc)"
 # The device tables in docs/devices.md must match models/devices/*.yaml.
 /usr/bin/python3 scripts/device_tables.py --check
+# The H100 calibration rows carry the H200's instruction counts per launch
+# (h100-sxm.yaml is their fit: docs/calibration.md).
+/usr/bin/python3 validation/h100/calib/instructions.py --check
 # The notebooks must be what notebooks/make_notebooks.py writes, and the
 # committed figure PDFs must have no Type 3 fonts (a venue's check).
 /usr/bin/python3 notebooks/make_notebooks.py --check
