@@ -361,8 +361,10 @@ class Replay final : public TimelineContext<PolicyContext> {
         const std::uint32_t k = s.kernels[s.next];
         if (k >= launched_ || !preds_done(k)) continue;
         std::int64_t ready = ready_ns_[k];
-        if (s.next > 0) {  // the device gap after the stream's previous kernel
-          const std::uint32_t p = s.kernels[s.next - 1];
+        // The device gap after every kernel it waited for: its stream's
+        // previous one and those of other streams.
+        for (auto q = deps_.begin[k]; q < deps_.begin[k + 1]; ++q) {
+          const std::uint32_t p = deps_.preds[q];
           const KernelResult& pr = res_.kernels[p];
           ready =
               std::max(ready, pr.start_ns + pr.duration_ns + gap_ns(w_.kernels[p], w_.kernels[k]));

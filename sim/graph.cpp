@@ -20,14 +20,34 @@ Dependencies dependencies(const Workload& w, bool capture_order) {
   Dependencies d;
   d.begin.reserve(n + 1);
   d.preds.reserve(n + w.event_waits.size());
-  // Per stream: its kernels so far in launch order and the latest traced end
-  // among the first j of them (non-decreasing, so it can be searched).
+  // Per stream: all its kernels in launch order, the latest traced end among
+  // the first j of them (non-decreasing, so it can be searched) and how many
+  // of them have been launched so far.
   struct Stream {
     std::int32_t id = 0;
     std::vector<std::uint32_t> kernels;
     std::vector<std::int64_t> ended_by;
+    std::size_t launched = 0;
   };
   std::vector<Stream> streams;
+  std::vector<std::size_t> stream_of(n);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const Kernel& k = w.kernels[i];
+    std::size_t s = 0;
+    while (s < streams.size() && streams[s].id != k.stream) ++s;
+    if (s == streams.size()) streams.emplace_back().id = k.stream;
+    Stream& st = streams[s];
+    const std::int64_t end = k.traced_start_ns + k.work.duration_ns;
+    st.ended_by.push_back(st.kernels.empty() ? end : std::max(st.ended_by.back(), end));
+    st.kernels.push_back(i);
+    stream_of[i] = s;
+  }
+  // The host launch time of the first sync after each kernel's launch: a
+  // kernel may wait for one of another stream launched after it, but not
+  // across a sync (the host could not have launched that one yet).
+  std::vector<std::int64_t> sync_begins;
+  for (const SyncPoint& s : w.syncs) sync_begins.push_back(s.host_begin_ns);
+  std::sort(sync_begins.begin(), sync_begins.end());
   std::vector<EventWait> waits = w.event_waits;
   std::sort(waits.begin(), waits.end(), [](const EventWait& a, const EventWait& b) {
     return a.kernel < b.kernel || (a.kernel == b.kernel && a.after < b.after);
@@ -47,10 +67,8 @@ Dependencies dependencies(const Workload& w, bool capture_order) {
       if (s.waits_until_kernel > 0)
         barrier = std::max<std::int64_t>(barrier, s.waits_until_kernel - 1);
     }
-    Stream* own = nullptr;
-    for (Stream& s : streams)
-      if (s.id == k.stream) own = &s;
-    if (own) add(own->kernels.back());
+    Stream& own = streams[stream_of[i]];
+    if (own.launched > 0) add(own.kernels[own.launched - 1]);
     // A blocking copy's own activity is inside the barrier it starts: the
     // barrier orders the kernels after it, not the copy itself.
     if (barrier >= 0 && barrier < static_cast<std::int64_t>(i))
@@ -58,21 +76,22 @@ Dependencies dependencies(const Workload& w, bool capture_order) {
     for (; next_wait < waits.size() && waits[next_wait].kernel <= i; ++next_wait)
       if (waits[next_wait].kernel == i && waits[next_wait].after < i) add(waits[next_wait].after);
     if (capture_order) {
+      const auto next_sync_at =
+          std::upper_bound(sync_begins.begin(), sync_begins.end(), k.host_launch_ns);
       for (const Stream& s : streams) {
         if (s.id == k.stream) continue;
-        // The last kernel of that stream by which all of it had ended.
+        // The last kernel of that stream by which all of it had ended, also
+        // one launched after this kernel (the GPU ran them in that order:
+        // on several streams a later launch may end before an earlier one
+        // starts), unless a host sync lies between the two launches.
         const auto it = std::upper_bound(s.ended_by.begin(), s.ended_by.end(), k.traced_start_ns);
-        if (it != s.ended_by.begin())
-          add(s.kernels[static_cast<std::size_t>(it - s.ended_by.begin()) - 1]);
+        auto j = static_cast<std::size_t>(it - s.ended_by.begin());
+        if (j > s.launched && next_sync_at != sync_begins.end())
+          while (j > s.launched && w.kernels[s.kernels[j - 1]].host_launch_ns >= *next_sync_at) --j;
+        if (j > 0) add(s.kernels[j - 1]);
       }
     }
-    if (!own) {
-      own = &streams.emplace_back();
-      own->id = k.stream;
-    }
-    const std::int64_t end = k.traced_start_ns + k.work.duration_ns;
-    own->ended_by.push_back(own->ended_by.empty() ? end : std::max(own->ended_by.back(), end));
-    own->kernels.push_back(i);
+    ++own.launched;
   }
   d.begin.push_back(static_cast<std::uint32_t>(d.preds.size()));
   return d;

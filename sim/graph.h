@@ -13,8 +13,9 @@
 
 namespace dvfsim {
 
-// Predecessors of every kernel (indices into Workload::kernels, each lower
-// than the kernel's own), kernel i's in preds[begin[i], begin[i + 1]).
+// Predecessors of every kernel (indices into Workload::kernels), kernel i's in
+// preds[begin[i], begin[i + 1]): lower than i, except the capture order's,
+// which may name a kernel of another stream launched after i.
 struct Dependencies {
   std::vector<std::uint32_t> begin;
   std::vector<std::uint32_t> preds;
@@ -27,7 +28,10 @@ bool multi_stream(const Workload& w);
 // order the capture shows across streams: a kernel depends on the last
 // kernel of every other stream that had ended (in the trace) before it
 // started, so kernels on different streams overlap only where the capture
-// shows them overlapping.
+// shows them overlapping. That kernel may have been launched after this one
+// (the GPU started a later launch first), but not after a host sync that
+// follows this one's launch. The edges follow traced time, so they hold no
+// cycle.
 Dependencies dependencies(const Workload& w, bool capture_order);
 
 using DependencyGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;

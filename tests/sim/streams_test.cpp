@@ -187,6 +187,53 @@ TEST(Streams, ALaterLaunchStartsBeforeAnEarlierOneQueuedOnItsStream) {
   EXPECT_NEAR(res.energy_j, 4.0, 1e-9);
 }
 
+TEST(Streams, AKernelWaitsForALaterLaunchTheCaptureRanBeforeIt) {
+  // A (stream 0) launched first but traced starting at 10 ms, after B
+  // (stream 1, launched 0.1 ms later) ran 0..10 ms: the GPU ran B first
+  // (A waited on something the trace does not show). A waits for B, so the
+  // two stay serial, 20 ms, as captured; without the rule they ran side by
+  // side in 10 ms.
+  Rig r;
+  r.w = toy_workload({10, 10});
+  place(r.w, 0, 0, 0.0, 10);
+  place(r.w, 1, 1, 0.1, 0);
+  r.costs.resize(2);
+  const Dependencies d = dependencies(r.w, true);
+  EXPECT_EQ(std::vector<std::uint32_t>(d.preds.begin() + d.begin[0], d.preds.begin() + d.begin[1]),
+            std::vector<std::uint32_t>{1});
+  const RunResult res = r.run();
+  EXPECT_EQ(res.kernels[1].start_ns, 100'000);
+  EXPECT_EQ(res.kernels[0].start_ns, 10'100'000);
+  EXPECT_EQ(res.end_ns, 20'100'000);
+}
+
+TEST(Streams, NoWaitForALaterLaunchAcrossAHostSync) {
+  // As above, but a host sync lies between the two launches (B launched
+  // after it): A cannot have waited for B, whatever the traced clocks say,
+  // and the host could not launch B before the sync's work (A) ended.
+  Workload w = toy_workload({10, 10});
+  place(w, 0, 0, 0.0, 10);
+  place(w, 1, 1, 0.2, 0);
+  SyncPoint s;
+  s.kind = SyncPoint::Kind::device;
+  s.host_begin_ns = 100'000;
+  s.traced_end_ns = 150'000;
+  w.syncs.push_back(s);
+  const Dependencies d = dependencies(w, true);
+  EXPECT_EQ(d.begin[1] - d.begin[0], 0u);
+}
+
+TEST(Streams, TheDeviceGapFollowsEveryKernelWaitedFor) {
+  // B (stream 1) waits for A (stream 0) by an event; with a 1 ms device gap
+  // it starts 1 ms after A ends, as after a kernel of its own stream.
+  Rig r = two_streams(0);
+  r.device.kernel_gap_ns = 1e6;
+  r.w.event_waits.push_back({1, 0});
+  const RunResult res = r.run();
+  EXPECT_EQ(res.kernels[1].start_ns, 11'000'000);
+  EXPECT_EQ(res.end_ns - res.begin_ns, 21'000'000);
+}
+
 // Two overlapped streams (A 10 ms, B 20 ms, both at 0), a host sync from 1 ms
 // to 20.5 ms (0.5 ms after the traced work ended), replayed at 1000 MHz
 // (A 20 ms, B 40 ms).
