@@ -15,11 +15,12 @@ estimate, which puts the elementwise rows 24 % high (axpy) to 22 % low
 (layer norm) on h100-sxm.yaml's coefficients (docs/calibration.md, "The H100's
 own coefficients").
 
-  python3 validation/h100/calib/instructions.py [--check]
+  python3 validation/h100/calib/instructions.py [--check] [CSV]
 
-Rewrites measurements.csv in place (its `instructions` column and the
-`source` of each row it fills); --check only verifies that the file already
-holds these counts.
+Rewrites CSV (default: measurements.csv here; any H100 run of the default
+suite, e.g. validation/h100/heldout10/calib/measurements.csv) in place: its
+`instructions` column and the `source` of each row it fills. --check only
+verifies that the file already holds these counts.
 """
 import argparse
 import csv
@@ -39,11 +40,11 @@ def per_launch(row, column):
     return float(row[column]) / float(row["launches"])
 
 
-def filled():
-    """The H100 CSV's rows and header with the counts filled in."""
+def filled(path):
+    """The rows and header of the H100 CSV `path` with the counts filled in."""
     with open(H200) as f:
         h200 = {r["name"]: r for r in csv.DictReader(f)}
-    with open(H100) as f:
+    with open(path) as f:
         reader = csv.DictReader(f)
         fields = list(reader.fieldnames)
         rows = list(reader)
@@ -58,7 +59,7 @@ def filled():
         for column in ("dram_bytes", "flops"):
             a, b = per_launch(r, column), per_launch(twin, column)
             if abs(a - b) > 1e-3 * max(a, b):
-                sys.exit(f"{H100}: row {r['name']}: {column} per launch {a:.6g} against the "
+                sys.exit(f"{path}: row {r['name']}: {column} per launch {a:.6g} against the "
                          f"H200's {b:.6g}: not the same benchmark, no count to carry over")
         r["instructions"] = f"{per_launch(twin, 'instructions') * launches:.6g}"
         if NOTE not in r["source"]:
@@ -69,24 +70,25 @@ def filled():
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("csv", nargs="?", default=H100)
     args = ap.parse_args()
-    fields, rows = filled()
+    fields, rows = filled(args.csv)
     out = io.StringIO()
     w = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
     w.writeheader()
     w.writerows(rows)
-    with open(H100) as f:
+    with open(args.csv) as f:
         current = f.read()
     if args.check:
         if current != out.getvalue():
-            print(f"{H100}: its instruction counts are not the H200's per launch; run "
+            print(f"{args.csv}: its instruction counts are not the H200's per launch; run "
                   f"{os.path.relpath(__file__, ROOT)}", file=sys.stderr)
             return 1
         return 0
-    tmp = H100 + ".tmp"
+    tmp = args.csv + ".tmp"
     with open(tmp, "w") as f:
         f.write(out.getvalue())
-    os.replace(tmp, H100)
+    os.replace(tmp, args.csv)
     return 0
 
 
