@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The eleventh held-out set (docs/validation.md, "Held-out workloads,
+# eleventh set"): one device call. On an H200 it is ../heldout10/run.sh's
+# H200 branch (the H100's eighth and ninth sets and a Faster R-CNN, never
+# captured on an H200). On an H100: six H200 captures of the held-out sets
+# again (a depthwise CNN, fp16 and bf16 inference, an fp32 GRU, HF GPT-2
+# training), for how h100-sxm.yaml transfers, beside the streaming control.
+# Read-only NVML.
+#   bash validation/h200/heldout11/run.sh OUTDIR
+# Leaves OUTDIR/run.log and OUTDIR/caps.tar.gz.
+here0=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+if [[ $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) == *H200* ]]; then
+  exec bash "$here0/../heldout10/run.sh" "$@"
+fi
+source "$here0/../ops/lib.sh" "${1:-}" run.log
+T0=$SECONDS
+capw() {
+  local tag=$1 klass=$2 lim=$3 wl=$4
+  shift 4
+  timeout "$lim" python3 "$root/traces/capture/capture.py" --workload "$wl" \
+    --out "$w" --tag "$tag" --class "$klass" --profile-steps 3 "$@"
+  echo "$tag rc=$? at $((SECONDS - T0)) s"
+}
+nvidia-smi --query-gpu=name,uuid,serial,pci.bus_id,vbios_version,power.draw,power.limit,temperature.gpu --format=csv
+v=$root/validation/h200
+capops "add:60"
+capw efficientnet_b0_train_b256 cnn-train 80 "$v/heldout3/workloads.py:efficientnet_train"
+capw resnet152_infer_b256 cnn-infer 70 "$v/heldout3/workloads.py:resnet152_infer"
+capw bert_large_infer_fp16_b32_t512 encoder-infer 70 "$v/heldout3/workloads.py:bert_large_infer_fp16"
+capw wide_resnet50_infer_fp16_b128 cnn-infer 70 "$v/heldout5/workloads.py:wide_resnet_infer_fp16"
+capw gru_train_b32_t256 rnn-train 70 "$v/heldout2/workloads.py:gru_train"
+capw gpt2_hf_train_b8_t1024 decoder-train 90 "$v/heldout/workloads.py:hf_gpt2_train"
+capx add_end 60 add
+echo "total $((SECONDS - T0)) s"
+pack caps
