@@ -59,6 +59,10 @@ struct OpWork {
   // kernels between its GEMMs do a few FLOPs per element), so they are split
   // over its GEMM kernels only; the bytes over all of its kernels.
   bool flops_on_gemm_kernels = false;
+  // Bytes the operator's kernels other than its GEMMs move (a recurrent
+  // layer's gate kernels, rnn_work): when > 0, dram_bytes are split over the
+  // GEMM kernels and these over the others, each by duration.
+  double pointwise_dram_bytes = 0.0;
   // Warp instructions from the shapes where a rule knows them better than the
   // per-class estimate (depthwise convolutions: depthwise_instructions); < 0:
   // none, the kernels take the estimate (traces/instructions.h).

@@ -577,8 +577,9 @@ TEST(EndToEnd, AMultiStreamLstmKeepsTheOrderTheGpuRanItsStreamsIn) {
   // joined by event waits the trace does not record; 22.41 ms and 13.01 J
   // per step on an H200. A kernel waits for later launches the capture ran
   // before it and starts the device gap after every kernel it waited for:
-  // t -1.57 %, E -5.12 % (-3.94 / -6.02 % when the capture order named only
-  // earlier launches and the gap followed the stream's own kernel).
+  // t -1.57 %, E -2.55 % (-3.94 / -6.02 % when the capture order named only
+  // earlier launches and the gap followed the stream's own kernel; E -5.12 %
+  // before its gate kernels took their own bytes from the weight shapes).
   const std::string stem =
       std::string(DVFSIM_SOURCE_DIR) + "/validation/h200/heldout/lstm_train_b64_t128";
   const auto r = run_dvfsim("hw validate --trace " + stem + ".kineto.json.gz --measured " + stem +
@@ -588,7 +589,7 @@ TEST(EndToEnd, AMultiStreamLstmKeepsTheOrderTheGpuRanItsStreamsIn) {
   const simdjson::dom::element d = parser.parse(r.output);
   EXPECT_NEAR(double(d["measured"]["time_per_iteration_s"]), 0.02241, 0.00001);
   EXPECT_NEAR(double(d["predicted"]["time_error_pct"]), -1.57, 0.1);
-  EXPECT_NEAR(double(d["predicted"]["energy_error_pct"]), -5.12, 0.1);
+  EXPECT_NEAR(double(d["predicted"]["energy_error_pct"]), -2.55, 0.1);
 }
 
 TEST(EndToEnd, BatchNormPassesDrawTheBusyTermByTheirResidentWarps) {

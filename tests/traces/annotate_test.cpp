@@ -153,6 +153,19 @@ TEST(EstimateOpWork, ACudnnRecurrentLayerDoesItsGemmsFlopsFromTheWeightShapes) {
   ASSERT_TRUE(bwd);
   EXPECT_DOUBLE_EQ(bwd->flops, 1152.0);
   EXPECT_DOUBLE_EQ(bwd->dram_bytes, 1472.0);
+  // The gate kernels, per element of B·T (H = 2, w_hh's columns): forward in
+  // training 3 x 8 + 3 x 2 = 30 values, 6 x 30 x 4 = 720 bytes; backward
+  // 3 x 8 + 5 x 2 = 34, 816 bytes; forward with train = False (the 13th
+  // argument) 2 x 8 + 3 x 2 = 22, 528 bytes.
+  EXPECT_DOUBLE_EQ(fwd->pointwise_dram_bytes, 720.0);
+  EXPECT_DOUBLE_EQ(bwd->pointwise_dram_bytes, 816.0);
+  std::vector<OpInput> eval = {tensor({2, 3, 4}, "float"), weights};
+  while (eval.size() < 12) eval.push_back(scalar(""));
+  eval.push_back(scalar("False"));
+  const auto inference = estimate_op_work({"aten::_cudnn_rnn", eval});
+  ASSERT_TRUE(inference);
+  EXPECT_DOUBLE_EQ(inference->pointwise_dram_bytes, 528.0);
+  EXPECT_DOUBLE_EQ(inference->dram_bytes, 736.0);
   // Without a 3-D input or any matrix it is not modelled (the fallback).
   EXPECT_FALSE(estimate_op_work({"aten::_cudnn_rnn", {tensor({6, 4}, "float"), weights}}));
   EXPECT_FALSE(estimate_op_work(
@@ -289,6 +302,38 @@ TEST(AnnotateWork, BatchNormKernelsSplitTheirOperatorByTheirOwnPasses) {
   EXPECT_DOUBLE_EQ(w.kernels[1].work.dram_bytes, 0.0);
   EXPECT_DOUBLE_EQ(w.kernels[2].work.dram_bytes, total * 2 / 3);
   for (const Kernel& k : w.kernels) EXPECT_EQ(k.work.source, WorkSource::shapes);
+}
+
+// A recurrent layer's GEMM bytes go to its GEMM kernels by duration and its
+// gate kernels' bytes to the others: to each kernel name its share of the
+// summed duration, the same to each of its launches.
+TEST(AnnotateWork, ARecurrentLayerGivesItsGateKernelsTheirOwnBytes) {
+  Workload w;
+  const auto add = [&](const std::string& name, KernelClass cls, std::int64_t ns) {
+    Kernel k;
+    k.cls = cls;
+    k.work.duration_ns = ns;
+    k.name_id = w.intern(name);
+    w.kernels.push_back(k);
+  };
+  add("sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize64x64x32", KernelClass::gemm, 30'000);
+  add("sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize64x64x32", KernelClass::gemm, 10'000);
+  add("void elemWiseRNNcell<float, float, float>", KernelClass::other, 3'000);
+  add("void elemWiseRNNcell<float, float, float>", KernelClass::other, 5'000);
+  const OpInput weights{{{8, 4}, {8, 2}, {8}, {8}}, "TensorList", "", {}};
+  const std::vector<OpCall> ops = {
+      {"aten::_cudnn_rnn", {tensor({2, 3, 4}, "float"), weights, scalar("4")}}};
+  const std::vector<ActivityFacts> facts(4, {0, -1, false});
+  annotate_work(w, ops, facts, AnnotateOptions{{1e12, 1e15, 1e14}});
+  // 576 FLOPs and 736 bytes over the GEMMs by duration (3 : 1); the gates'
+  // 720 bytes evenly over the two launches of their one kernel name.
+  EXPECT_DOUBLE_EQ(w.kernels[0].work.flops, 432.0);
+  EXPECT_DOUBLE_EQ(w.kernels[1].work.flops, 144.0);
+  EXPECT_DOUBLE_EQ(w.kernels[0].work.dram_bytes, 552.0);
+  EXPECT_DOUBLE_EQ(w.kernels[1].work.dram_bytes, 184.0);
+  EXPECT_DOUBLE_EQ(w.kernels[2].work.flops, 0.0);
+  EXPECT_DOUBLE_EQ(w.kernels[2].work.dram_bytes, 360.0);
+  EXPECT_DOUBLE_EQ(w.kernels[3].work.dram_bytes, 360.0);
 }
 
 // cuDNN's transforms: grid (ceil(S / 32), ceil(C / 32), N), 256 threads, 4
