@@ -18,12 +18,6 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../ops/lib.sh" "${1:-}" run.log
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 T0=$SECONDS
-# capw TAG CLASS LIMIT_S FILE:FUNC: cap with a workload of another folder.
-capw() {
-  timeout "$3" python3 "$root/traces/capture/capture.py" --workload "$4" \
-    --out "$w" --tag "$1" --class "$2" --profile-steps 3
-  echo "$1 rc=$? at $((SECONDS - T0)) s"
-}
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 nvidia-smi --query-gpu=name,uuid,serial,pci.bus_id,vbios_version,power.draw,power.limit,temperature.gpu --format=csv
 v=$root/validation

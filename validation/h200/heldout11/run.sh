@@ -8,19 +8,9 @@
 # Read-only NVML.
 #   bash validation/h200/heldout11/run.sh OUTDIR
 # Leaves OUTDIR/run.log and OUTDIR/caps.tar.gz.
-here0=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-if [[ $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) == *H200* ]]; then
-  exec bash "$here0/../heldout10/run.sh" "$@"
-fi
-source "$here0/../ops/lib.sh" "${1:-}" run.log
+source "$(dirname "${BASH_SOURCE[0]}")/../heldout10/on_h200.sh" "$@"
+source "$(dirname "${BASH_SOURCE[0]}")/../ops/lib.sh" "${1:-}" run.log
 T0=$SECONDS
-capw() {
-  local tag=$1 klass=$2 lim=$3 wl=$4
-  shift 4
-  timeout "$lim" python3 "$root/traces/capture/capture.py" --workload "$wl" \
-    --out "$w" --tag "$tag" --class "$klass" --profile-steps 3 "$@"
-  echo "$tag rc=$? at $((SECONDS - T0)) s"
-}
 nvidia-smi --query-gpu=name,uuid,serial,pci.bus_id,vbios_version,power.draw,power.limit,temperature.gpu --format=csv
 v=$root/validation/h200
 capops "add:60"

@@ -8,11 +8,8 @@
 # memory-bound families), as much as the budget allows. Read-only.
 #   bash validation/h200/heldout12/run.sh OUTDIR
 # Leaves OUTDIR/run.log and OUTDIR/caps.tar.gz.
-here0=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-if [[ $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) == *H200* ]]; then
-  exec bash "$here0/../heldout10/run.sh" "$@"
-fi
-source "$here0/../ops/lib.sh" "${1:-}" run.log
+source "$(dirname "${BASH_SOURCE[0]}")/../heldout10/on_h200.sh" "$@"
+source "$(dirname "${BASH_SOURCE[0]}")/../ops/lib.sh" "${1:-}" run.log
 T0=$SECONDS
 nvidia-smi --query-gpu=name,uuid,serial,pci.bus_id,vbios_version,power.draw,power.limit,temperature.gpu --format=csv
 v=$root/validation

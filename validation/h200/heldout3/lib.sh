@@ -1,7 +1,7 @@
 # Sourced by the run*.sh of this folder (one device call each):
 #   source lib.sh OUTDIR LOGNAME
 # sets out (OUTDIR), here, root, w (a scratch folder for the captures), sends
-# everything printed to OUTDIR/LOGNAME too, and defines cap and pack.
+# everything printed to OUTDIR/LOGNAME too, and defines capw, cap and pack.
 set -u
 export PYTHONUNBUFFERED=1
 out="${1:?usage: run*.sh OUTDIR}"
@@ -11,13 +11,22 @@ root=$(cd "$here/../../.." && pwd)
 w=$(mktemp -d)
 exec > >(tee -a "$out/$2") 2>&1
 
-# cap TAG CLASS LIMIT_S BUILDER [capture.py options...]: three traced steps.
+# capw TAG CLASS LIMIT_S FILE.py:BUILDER [capture.py options...]: three
+# traced steps of a workload of any file.
+capw() {
+  local tag=$1 klass=$2 lim=$3 wl=$4
+  shift 4
+  timeout "$lim" python3 "$root/traces/capture/capture.py" --workload "$wl" \
+    --out "$w" --tag "$tag" --class "$klass" --profile-steps 3 "$@"
+  echo "$tag rc=$?"
+}
+
+# cap TAG CLASS LIMIT_S BUILDER [capture.py options...]: capw with a builder
+# of the calling script's folder's workloads.py.
 cap() {
   local tag=$1 klass=$2 lim=$3 wl=$4
   shift 4
-  timeout "$lim" python3 "$root/traces/capture/capture.py" --workload "$here/workloads.py:$wl" \
-    --out "$w" --tag "$tag" --class "$klass" --profile-steps 3 "$@"
-  echo "$tag rc=$?"
+  capw "$tag" "$klass" "$lim" "$here/workloads.py:$wl" "$@"
 }
 
 # pack NAME: the captures' samples gzipped, everything in OUTDIR/NAME.tar.gz.
