@@ -441,11 +441,16 @@ std::optional<OpWork> arange_work(const Args& a) {
 // hidden and cell states (2·H) and, in training (`train`, the 13th argument),
 // the gate activations the backward reads (G·H); backward they read those and
 // the state gradients and write the gates' gradients (2·G·H + 5·H), which the
-// bias gradient reads once more (G·H). Per element of B·T, with H = w_hh's
-// columns. Nsight Compute on the LSTM of validation/h100/heldout10 (H 1024,
-// G 4, B 64, fp32; caches flushed per kernel): 4.23 MB per forward launch
-// against the rule's 3.93 MB, 3.68 against 3.41 MB backward, the bias
-// gradient 133 MB against 133 MB.
+// bias gradient reads once more (G·H); a GRU, whose hidden GEMM's
+// pre-activations stay apart from the input GEMM's (r ⊙ (W_hn·h + b_hn)),
+// twice (4·G·H + 5·H, its bias gradient 2·G·H). Per element of B·T, with H =
+// w_hh's columns. Nsight Compute (caches flushed per kernel), the LSTM of
+// validation/h100/heldout10 (H 1024, G 4, B 64, fp32): 4.23 MB per forward
+// launch against the rule's 3.93 MB, 3.68 against 3.41 MB backward, the bias
+// gradient 133 MB against 133 MB; the GRU of validation/h100/heldout11 (H
+// 768, G 3, B 32), held out for the forward: 1.204 MB per forward launch
+// against 1.180 MB, and its backward (which set the GRU's term) 1.381 MB
+// against 1.376 MB, the bias gradient 150.5 MB against 151 MB.
 std::optional<OpWork> rnn_work(const Args& a, bool backward) {
   const Shape* in = a.tensor(0);
   if (!in || in->size() != 3 || (*in)[2] <= 0) return std::nullopt;
@@ -470,8 +475,11 @@ std::optional<OpWork> rnn_work(const Args& a, bool backward) {
   w.dram_bytes = scale * (a.bytes(0) + weight_elements * es + 2.0 * steps * gate_rows * es);
   w.flops_on_gemm_kernels = true;
   const bool training = backward || a.concrete(12) != "False";
-  const double per_step =
-      backward ? 3.0 * gate_rows + 5.0 * hidden : (training ? 3.0 : 2.0) * gate_rows + 3.0 * hidden;
+  // cudnnRNNMode_t 3: a GRU keeps its hidden GEMM's pre-activations apart
+  // (r ⊙ (W_hn·h + b_hn)), so its backward writes and reduces both sides'.
+  const bool gru = a.concrete(backward ? 10 : 6) == "3";
+  const double per_step = backward ? (gru ? 5.0 : 3.0) * gate_rows + 5.0 * hidden
+                                   : (training ? 3.0 : 2.0) * gate_rows + 3.0 * hidden;
   w.pointwise_dram_bytes = steps * per_step * es;
   return w;
 }

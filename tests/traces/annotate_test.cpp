@@ -159,13 +159,22 @@ TEST(EstimateOpWork, ACudnnRecurrentLayerDoesItsGemmsFlopsFromTheWeightShapes) {
   // argument) 2 x 8 + 3 x 2 = 22, 528 bytes.
   EXPECT_DOUBLE_EQ(fwd->pointwise_dram_bytes, 720.0);
   EXPECT_DOUBLE_EQ(bwd->pointwise_dram_bytes, 816.0);
-  std::vector<OpInput> eval = {tensor({2, 3, 4}, "float"), weights};
-  while (eval.size() < 12) eval.push_back(scalar(""));
-  eval.push_back(scalar("False"));
-  const auto inference = estimate_op_work({"aten::_cudnn_rnn", eval});
+  // The input, the weights and a scalar `value` as argument `at`.
+  const auto with = [&](std::size_t at, const std::string& value) {
+    std::vector<OpInput> in = {tensor({2, 3, 4}, "float"), weights};
+    while (in.size() < at) in.push_back(scalar(""));
+    in.push_back(scalar(value));
+    return in;
+  };
+  const auto inference = estimate_op_work({"aten::_cudnn_rnn", with(12, "False")});
   ASSERT_TRUE(inference);
   EXPECT_DOUBLE_EQ(inference->pointwise_dram_bytes, 528.0);
   EXPECT_DOUBLE_EQ(inference->dram_bytes, 736.0);
+  // A GRU (mode 3, the backward's 11th argument) keeps both GEMMs' gate
+  // gradients: backward 5 x 8 + 5 x 2 = 50 values, 1200 bytes.
+  const auto gru_bwd = estimate_op_work({"aten::_cudnn_rnn_backward", with(10, "3")});
+  ASSERT_TRUE(gru_bwd);
+  EXPECT_DOUBLE_EQ(gru_bwd->pointwise_dram_bytes, 1200.0);
   // Without a 3-D input or any matrix it is not modelled (the fallback).
   EXPECT_FALSE(estimate_op_work({"aten::_cudnn_rnn", {tensor({6, 4}, "float"), weights}}));
   EXPECT_FALSE(estimate_op_work(
