@@ -312,17 +312,7 @@ class Replay final : public TimelineContext<PolicyContext> {
     if (!multi_stream_) return;  // streams_: the one stream, all kernels (kernels left empty)
     deps_ = dependencies(w_, true);
     streams_.clear();
-    for (std::uint32_t i = 0; i < w_.kernels.size(); ++i) {
-      const std::int32_t id = w_.kernels[i].stream;
-      std::size_t s = 0;
-      while (s < streams_.size() && streams_[s].id != id) ++s;
-      if (s == streams_.size()) streams_.push_back({id, {}, {}, 0});
-      Stream& st = streams_[s];
-      const Kernel& k = w_.kernels[i];
-      const std::int64_t end = k.traced_start_ns + k.work.duration_ns;
-      st.ended_by.push_back(st.kernels.empty() ? end : std::max(st.ended_by.back(), end));
-      st.kernels.push_back(i);
-    }
+    for (StreamKernels& s : stream_kernels(w_)) streams_.push_back({std::move(s), 0});
   }
 
   // The host launches kernels up to the next sync whose work has not ended.
@@ -342,12 +332,6 @@ class Replay final : public TimelineContext<PolicyContext> {
     }
   }
 
-  bool preds_done(std::uint32_t k) const {
-    for (auto p = deps_.begin[k]; p < deps_.begin[k + 1]; ++p)
-      if (!finished_[deps_.preds[p]]) return false;
-    return true;
-  }
-
   // Starts, lowest index first, every launched kernel that heads its stream,
   // is ready and whose predecessors have ended; returns the earliest ready
   // time of one still waiting only for its launch to arrive (kNever: none).
@@ -359,16 +343,23 @@ class Replay final : public TimelineContext<PolicyContext> {
       for (Stream& s : streams_) {
         if (s.next >= s.kernels.size()) continue;
         const std::uint32_t k = s.kernels[s.next];
-        if (k >= launched_ || !preds_done(k)) continue;
+        if (k >= launched_) continue;
+        // Its predecessors must have ended; it starts the device gap after
+        // every one of them: its stream's previous kernel and those of other
+        // streams.
         std::int64_t ready = ready_ns_[k];
-        // The device gap after every kernel it waited for: its stream's
-        // previous one and those of other streams.
+        bool waiting = false;
         for (auto q = deps_.begin[k]; q < deps_.begin[k + 1]; ++q) {
           const std::uint32_t p = deps_.preds[q];
+          if (!finished_[p]) {
+            waiting = true;
+            break;
+          }
           const KernelResult& pr = res_.kernels[p];
           ready =
               std::max(ready, pr.start_ns + pr.duration_ns + gap_ns(w_.kernels[p], w_.kernels[k]));
         }
+        if (waiting) continue;
         if (ready > tl_.now()) {
           next = std::min(next, ready);
         } else if (!best || k < best_k) {
@@ -470,13 +461,10 @@ class Replay final : public TimelineContext<PolicyContext> {
     host_delay_ns_ = resume - end;
   }
 
-  struct Stream {
-    std::int32_t id;
-    std::vector<std::uint32_t> kernels;  // in launch order
-    // Latest traced end among kernels[0..j] (several streams; on one, the
-    // workload's: one_ended_by_).
-    std::vector<std::int64_t> ended_by;
-    std::size_t next;  // its first kernel not yet started
+  // On one stream kernels and ended_by stay empty (the workload's kernels
+  // and one_ended_by_ stand in).
+  struct Stream : StreamKernels {
+    std::size_t next = 0;  // its first kernel not yet started
   };
 
   const EngineInputs& in_;

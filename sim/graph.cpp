@@ -15,33 +15,32 @@ bool multi_stream(const Workload& w) {
   return false;
 }
 
+std::vector<StreamKernels> stream_kernels(const Workload& w) {
+  std::vector<StreamKernels> streams;
+  for (std::uint32_t i = 0; i < w.kernels.size(); ++i) {
+    const Kernel& k = w.kernels[i];
+    std::size_t s = 0;
+    while (s < streams.size() && streams[s].id != k.stream) ++s;
+    if (s == streams.size()) streams.emplace_back().id = k.stream;
+    StreamKernels& st = streams[s];
+    const std::int64_t end = k.traced_start_ns + k.work.duration_ns;
+    st.ended_by.push_back(st.kernels.empty() ? end : std::max(st.ended_by.back(), end));
+    st.kernels.push_back(i);
+  }
+  return streams;
+}
+
 Dependencies dependencies(const Workload& w, bool capture_order) {
   const std::size_t n = w.kernels.size();
   Dependencies d;
   d.begin.reserve(n + 1);
   d.preds.reserve(n + w.event_waits.size());
-  // Per stream: all its kernels in launch order, the latest traced end among
-  // the first j of them (non-decreasing, so it can be searched) and how many
-  // of them have been launched so far.
-  struct Stream {
-    std::int32_t id = 0;
-    std::vector<std::uint32_t> kernels;
-    std::vector<std::int64_t> ended_by;
-    std::size_t launched = 0;
-  };
-  std::vector<Stream> streams;
-  std::vector<std::size_t> stream_of(n);
-  for (std::uint32_t i = 0; i < n; ++i) {
-    const Kernel& k = w.kernels[i];
-    std::size_t s = 0;
-    while (s < streams.size() && streams[s].id != k.stream) ++s;
-    if (s == streams.size()) streams.emplace_back().id = k.stream;
-    Stream& st = streams[s];
-    const std::int64_t end = k.traced_start_ns + k.work.duration_ns;
-    st.ended_by.push_back(st.kernels.empty() ? end : std::max(st.ended_by.back(), end));
-    st.kernels.push_back(i);
-    stream_of[i] = s;
-  }
+  // Each kernel's stream, and how many of each stream's kernels have been
+  // launched so far.
+  const std::vector<StreamKernels> streams = stream_kernels(w);
+  std::vector<std::size_t> stream_of(n), launched(streams.size(), 0);
+  for (std::size_t s = 0; s < streams.size(); ++s)
+    for (const std::uint32_t i : streams[s].kernels) stream_of[i] = s;
   // The host launch time of the first sync after each kernel's launch: a
   // kernel may wait for one of another stream launched after it, but not
   // across a sync (the host could not have launched that one yet).
@@ -67,8 +66,9 @@ Dependencies dependencies(const Workload& w, bool capture_order) {
       if (s.waits_until_kernel > 0)
         barrier = std::max<std::int64_t>(barrier, s.waits_until_kernel - 1);
     }
-    Stream& own = streams[stream_of[i]];
-    if (own.launched > 0) add(own.kernels[own.launched - 1]);
+    const StreamKernels& own = streams[stream_of[i]];
+    std::size_t& own_launched = launched[stream_of[i]];
+    if (own_launched > 0) add(own.kernels[own_launched - 1]);
     // A blocking copy's own activity is inside the barrier it starts: the
     // barrier orders the kernels after it, not the copy itself.
     if (barrier >= 0 && barrier < static_cast<std::int64_t>(i))
@@ -78,7 +78,8 @@ Dependencies dependencies(const Workload& w, bool capture_order) {
     if (capture_order) {
       const auto next_sync_at =
           std::upper_bound(sync_begins.begin(), sync_begins.end(), k.host_launch_ns);
-      for (const Stream& s : streams) {
+      for (std::size_t t = 0; t < streams.size(); ++t) {
+        const StreamKernels& s = streams[t];
         if (s.id == k.stream) continue;
         // The last kernel of that stream by which all of it had ended, also
         // one launched after this kernel (the GPU ran them in that order:
@@ -86,12 +87,13 @@ Dependencies dependencies(const Workload& w, bool capture_order) {
         // starts), unless a host sync lies between the two launches.
         const auto it = std::upper_bound(s.ended_by.begin(), s.ended_by.end(), k.traced_start_ns);
         auto j = static_cast<std::size_t>(it - s.ended_by.begin());
-        if (j > s.launched && next_sync_at != sync_begins.end())
-          while (j > s.launched && w.kernels[s.kernels[j - 1]].host_launch_ns >= *next_sync_at) --j;
+        if (j > launched[t] && next_sync_at != sync_begins.end())
+          while (j > launched[t] && w.kernels[s.kernels[j - 1]].host_launch_ns >= *next_sync_at)
+            --j;
         if (j > 0) add(s.kernels[j - 1]);
       }
     }
-    ++own.launched;
+    ++own_launched;
   }
   d.begin.push_back(static_cast<std::uint32_t>(d.preds.size()));
   return d;

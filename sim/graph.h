@@ -24,6 +24,16 @@ struct Dependencies {
 // True when the workload's kernels run on more than one stream.
 bool multi_stream(const Workload& w);
 
+// One stream's kernels in launch order and, for each j, the latest traced end
+// among kernels[0..j] (non-decreasing, so it can be searched).
+struct StreamKernels {
+  std::int32_t id = 0;
+  std::vector<std::uint32_t> kernels;
+  std::vector<std::int64_t> ended_by;
+};
+// The workload's streams, in the order of their first kernel.
+std::vector<StreamKernels> stream_kernels(const Workload& w);
+
 // Stream order, event waits and host syncs. With `capture_order`, also the
 // order the capture shows across streams: a kernel depends on the last
 // kernel of every other stream that had ended (in the trace) before it
