@@ -71,6 +71,17 @@ tensor-core convolutions"), so that their power is measured at known counts.
 | --- | --- | --- |
 | conv3d | ``c``, ``n``, ``hw``, ``frames`` (default 64, 8, 28, 8) | ``conv3d`` with C -> C channels on N x C x FRAMES x HW x HW |
 | vggconv | ``c``, ``n``, ``hw`` (default 256, 64, 56) | ``vggconv`` with C -> C channels at HW x HW, batch N |
+
+Prepared 2026-12-06 for ``../heldout14/run.sh``: the row-wise norms across
+row widths, so that their warp instructions (Nsight Compute counts layer
+norm's forward at 2.7 per element at 768-1,024 features, 0.8 at 262,144:
+a per-row cost the class's per-byte rate cannot carry) are measured as a
+function of the shapes a trace records.
+
+| name | options | what one repetition runs |
+| --- | --- | --- |
+| layer_norm | ``dtype`` (``bf16``, ``fp32``; default ``bf16``) as well | as above, in that precision |
+| rms_norm | ``rows``, ``features`` (default 8192, 2048), ``dtype`` | ``F.rms_norm`` with a weight, forward and backward |
 """
 try:  # table.py reads OPS on machines without PyTorch
     import torch
@@ -81,7 +92,8 @@ except ImportError:  # pragma: no cover
 OPS = ("copy", "to_nhwc", "to_nchw", "shuffle", "cat", "cat_aligned", "maxpool", "dwconv", "dwconv5", "dwconv7",
        "conv1x1", "bn", "vggconv", "vggconv_relu", "add",
        "add_mixed", "to_nhwc_fp32", "to_nchw_fp32", "transpose", "to_nhwc_c8", "dwconv7_s3",
-       "conv_nchw", "conv_stem_nchw", "bn_nchw", "conv3d", "scatter", "gather", "layer_norm", "group_norm")
+       "conv_nchw", "conv_stem_nchw", "bn_nchw", "conv3d", "scatter", "gather", "layer_norm", "group_norm",
+       "rms_norm")
 
 
 def _opts(given, defaults):
@@ -141,7 +153,10 @@ def _bn(device, shape, cl):
 
 def op(device, **kw):
     o = _opts(kw, {"name": "copy", "reps": 20, "c": 0, "n": 0, "hw": 0, "rows": 0, "features": 0, "groups": 32,
-                   "frames": 0})
+                   "frames": 0, "dtype": "bf16"})
+    if o["dtype"] not in ("bf16", "fp32"):
+        raise ValueError(f"unknown dtype '{o['dtype']}' (known: bf16, fp32)")
+    dt = torch.bfloat16 if o["dtype"] == "bf16" else torch.float32
     shape = lambda n, c, hw: (o["n"] or n, o["c"] or c, o["hw"] or hw, o["hw"] or hw)  # noqa: E731
     name, reps = o["name"], o["reps"]
     if name not in OPS:
@@ -223,13 +238,21 @@ def op(device, **kw):
     elif name == "bn":
         rep = _bn(device, shape(*sn[:3]), cl=True)
     elif name == "layer_norm":
-        x = _rand((o["rows"] or 64, o["features"] or 262144), device, grad=True)
-        ln = torch.nn.LayerNorm(x.shape[1], device=device, dtype=torch.bfloat16)
+        x = _rand((o["rows"] or 64, o["features"] or 262144), device, grad=True, dtype=dt)
+        ln = torch.nn.LayerNorm(x.shape[1], device=device, dtype=dt)
         g = torch.randn_like(x)
 
         def rep():
             ln(x).backward(g)
             x.grad = ln.weight.grad = ln.bias.grad = None
+    elif name == "rms_norm":
+        x = _rand((o["rows"] or 8192, o["features"] or 2048), device, grad=True, dtype=dt)
+        wt = torch.ones(x.shape[1], device=device, dtype=dt, requires_grad=True)
+        g = torch.randn_like(x)
+
+        def rep():
+            F.rms_norm(x, (x.shape[1],), wt).backward(g)
+            x.grad = wt.grad = None
     elif name == "group_norm":
         x = _rand(shape(8, 256, 56), device, grad=True)
         gn = torch.nn.GroupNorm(o["groups"], x.shape[1], device=device, dtype=torch.bfloat16)
@@ -245,5 +268,5 @@ def op(device, **kw):
     def step():
         for _ in range(reps):
             rep()
-    given = {k: o[k] for k in ("c", "n", "hw", "rows", "features", "groups") if k in kw}
+    given = {k: o[k] for k in ("c", "n", "hw", "rows", "features", "groups", "dtype") if k in kw}
     return {"step": step, "meta": {"model": f"operator '{name}' x {reps}", "op": name, "reps": reps, **given}}
