@@ -214,30 +214,120 @@ bool training_batch_norm(const Args& a, std::string_view op) {
   return a.concrete(contains(op, "backward") ? 7 : 5) == "True";
 }
 
-// Passes over the activation checked with Nsight Compute on the H200
-// (docs/validation.md, "Work annotation"): a training batch norm reads its
+// Warp instructions of ATen's layer, RMS and group norm (their forward and
+// backward operators; batch norm keeps the per-byte rates of its kernels,
+// traces/instructions.cpp). Nsight Compute on the H100 (the SASS is the
+// H200's): validation/h100/norms/ and norms/small/, one repetition of each
+// operator, docs/validation.md "Row-wise norms". A row-wise norm block
+// reduces each row, a cost per row on top of the one per element, which the
+// per-byte class rate (0.139, fitted on the GPT-3-XL step's 2,048-wide rows)
+// cannot carry: layer norm's fp32 forward issues 15.5 warp instructions per
+// element at 64 features, 1.05 at 4,096. Per element, F the features of a
+// row (least squares on relative error over the operator sweeps):
+//   layer norm forward, fp32 (autocast keeps it there): 0.418 + 320.0 F^-0.748
+//     (F = 64 ... 4,096, six widths, within 6.1 %); 16-bit: 0.838 +
+//     401.3 F^-0.838 (F = 96 ... 8,192, seven widths, within 2.7 %);
+//   layer norm backward with weight gradients, fp32: 1.141 + 544/F; 16-bit:
+//     1.509 + 532/F (the same widths, within 2.6 %); of it, the weight
+//     gradients' kernel 0.511 (fp32) and 0.603 (16-bit) at every width, which
+//     a backward without them skips;
+//   RMS norm: layer norm's 16-bit rates times 0.41 forward and 0.82 backward
+//     (bf16 at F = 2,048 and 4,096: 0.410 / 0.406 and 0.824 / 0.823);
+//   group norm, bf16: forward 3.09 (row moments 1.16, the normalising pass
+//     1.93), backward 4.09 (one shape, 16 x 128 x 64 x 64 in 32 groups).
+// Precisions not measured take the nearest measured rates (assumption: fp32
+// RMS norm the 16-bit rates, fp32 group norm the bf16 ones). Held out: layer
+// norm at 1,024 and 262,144 bf16 features on another board, the layer norms
+// of BERT, the small encoder and GPT-3 XL (H200) and of ConvNeXt-T and
+// Swin-T (in the step), group norm at another shape. -1 when the shapes are
+// not recorded.
+double norm_instructions(const Args& a, std::string_view op, bool backward, bool weight_grads) {
+  const Shape* x = a.tensor(backward ? 1 : 0);
+  if (!x || x->empty()) return -1.0;
+  const double elements = numel(*x);
+  const bool wide = a.elt(backward ? 1 : 0) >= 4;
+  if (contains(op, "group_norm")) return elements * (backward ? 4.09 : 3.09);
+  // The normalized shape: the first integer list among the arguments
+  // ("[2048]"), else the innermost dimension.
+  double features = static_cast<double>(x->back());
+  for (std::size_t i = 1; i < a.size(); ++i) {
+    const std::string_view c = a.concrete(i);
+    if (c.size() < 3 || c.front() != '[' || c[1] < '0' || c[1] > '9') continue;
+    double f = 1;
+    std::int64_t v = 0;
+    for (const char ch : c.substr(1)) {
+      if (ch >= '0' && ch <= '9') {
+        v = v * 10 + (ch - '0');
+      } else if (ch == ',' || ch == ']') {
+        f *= static_cast<double>(v);
+        v = 0;
+      }
+    }
+    if (f >= 1) features = f;
+    break;
+  }
+  if (!(features >= 1)) return -1.0;
+  const bool rms = contains(op, "rms_norm");
+  const bool fp32 = wide && !rms;
+  double per_element = 0;
+  if (!backward) {
+    per_element = fp32 ? 0.418 + 320.0 * std::pow(features, -0.748)
+                       : 0.838 + 401.3 * std::pow(features, -0.838);
+    if (rms) per_element *= 0.41;
+  } else {
+    per_element = fp32 ? 1.141 + 544.0 / features : 1.509 + 532.0 / features;
+    if (!weight_grads) per_element -= fp32 ? 0.511 : 0.603;
+    if (rms) per_element *= 0.82;
+  }
+  return elements * per_element;
+}
+
+// Passes over the activation checked with Nsight Compute (docs/validation.md,
+// "Work annotation"; "Row-wise norms"): a training batch norm reads its
 // input twice (statistics, then normalise) and writes the output once; the
-// other forward norms read once and write once. Its backward runs a
-// reduction (reads dy and x) and an elementwise pass (reads dy and x,
-// writes dx). Layer norm's backward has the same two passes, but its
-// bytes are split over its two kernels by duration, which puts most of them
-// on the slow weight-gradient kernel: left at one pass until the split
-// follows the kernels' own traffic.
-std::optional<OpWork> norm_work(const Args& a, bool backward, bool two_pass) {
+// other forward norms read once and write once, but group norm runs its
+// statistics as a pass of their own (a row-moments kernel, then the
+// normalising elementwise kernel), like a training batch norm. Every
+// backward that computes weight gradients runs a reduction (reads dy and x)
+// and an elementwise pass (reads dy and x, writes dx): batch norm's reduce and
+// elemt kernels, layer and RMS norm's gamma-beta and input-gradient kernels,
+// group norm's internal-gradient and input-gradient kernels. Nsight Compute on
+// the H100 (validation/h100/norms/): layer norm's backward 10.0 bytes per
+// bf16 element up to 2,048 features, its two kernels 6.0 and 4.0.
+std::optional<OpWork> norm_work(const Args& a, std::string_view op, bool backward) {
+  const bool group = contains(op, "group_norm");
+  const bool batch = contains(op, "batch_norm");
   if (!backward) {
     const Shape* x = a.tensor(0);
     if (!x) return std::nullopt;
     double params = 0;
     for (std::size_t i = 1; i < a.size(); ++i) params += a.bytes(i);
-    return OpWork{8.0 * numel(*x), (two_pass ? 3.0 : 2.0) * a.bytes(0) + params};
+    const bool two_pass = group || training_batch_norm(a, op);
+    OpWork work{8.0 * numel(*x), (two_pass ? 3.0 : 2.0) * a.bytes(0) + params};
+    if (!batch) work.instructions = norm_instructions(a, op, false, false);
+    return work;
   }
   const Shape* dy = a.tensor(0);
   const Shape* x = a.tensor(1);
   if (!dy || !x) return std::nullopt;
   double rest = 0;  // mean, rstd, weight, bias read; weight / bias gradients written
   for (std::size_t i = 2; i < a.size(); ++i) rest += a.bytes(i);
-  if (two_pass) return OpWork{12.0 * numel(*x), 2.0 * a.bytes(0) + 3.0 * a.bytes(1) + 1.5 * rest};
-  return OpWork{12.0 * numel(*x), a.bytes(0) + 2.0 * a.bytes(1) + 1.5 * rest};
+  // The output mask, where recorded ("[True, True, True]": dx, dweight,
+  // dbias): without weight gradients layer and RMS norm skip the reduction.
+  bool weight_grads = true;
+  for (std::size_t i = a.size(); i-- > 2;)
+    if (const std::string_view c = a.concrete(i);
+        c.starts_with("[True") || c.starts_with("[False")) {
+      const std::size_t comma = c.find(',');
+      weight_grads = comma != std::string_view::npos && contains(c.substr(comma), "True");
+      break;
+    }
+  const bool two_pass = batch ? training_batch_norm(a, op) : (group || weight_grads);
+  OpWork work = two_pass
+                    ? OpWork{12.0 * numel(*x), 2.0 * a.bytes(0) + 3.0 * a.bytes(1) + 1.5 * rest}
+                    : OpWork{12.0 * numel(*x), a.bytes(0) + 2.0 * a.bytes(1) + 1.5 * rest};
+  if (!batch) work.instructions = norm_instructions(a, op, true, weight_grads);
+  return work;
 }
 
 // ---- elementwise ---------------------------------------------------------
@@ -942,21 +1032,33 @@ void custom_op_work(std::vector<Kernel>& kernels, const std::vector<std::uint32_
 
 // Passes over the activation each kernel of a multi-kernel operator makes,
 // from the kernel's name, where the name says what the kernel does (ATen's
-// batch-norm kernels; Nsight Compute on the H200, docs/validation.md: the
-// statistics kernel reads x, the transform reads x and writes y, the
-// backward reduction reads dy and x, the backward elementwise pass reads dy
-// and x and writes dx; the running-statistics update touches only the
-// per-channel vectors). nullopt: no such knowledge, the operator's work is
-// split by duration.
+// norm kernels; Nsight Compute, docs/validation.md: batch norm's statistics
+// kernel reads x, its transform reads x and writes y, its backward reduction
+// reads dy and x, its backward elementwise pass reads dy and x and writes dx,
+// the running-statistics update touches only the per-channel vectors; layer
+// and RMS norm's input-gradient kernel reads dy and x and writes dx, their
+// gamma-beta kernel reads dy and x; a row-moments kernel reads x, group norm's
+// internal-gradient kernel reads dy and x, its fused-parameter and
+// gamma-beta kernels only per-group vectors). nullopt: no such knowledge (group
+// norm's normalising passes are generic elementwise kernels), the operator's
+// work is split by duration.
 std::optional<double> activation_passes(std::string_view op, std::string_view kernel) {
-  if (!contains(op, "batch_norm")) return std::nullopt;
-  if (contains(kernel, "batch_norm_collect_statistics")) return 1.0;
-  if (contains(kernel, "batch_norm_transform_input")) return 2.0;
-  if (contains(kernel, "batch_norm_backward_reduce")) return 2.0;
-  if (contains(kernel, "batch_norm_backward_elemt")) return 3.0;
-  if (contains(kernel, "batch_norm_update_stats") ||
-      contains(kernel, "batch_norm_reduce_statistics"))
-    return 0.0;
+  if (contains(op, "batch_norm")) {
+    if (contains(kernel, "batch_norm_collect_statistics")) return 1.0;
+    if (contains(kernel, "batch_norm_transform_input")) return 2.0;
+    if (contains(kernel, "batch_norm_backward_reduce")) return 2.0;
+    if (contains(kernel, "batch_norm_backward_elemt")) return 3.0;
+    if (contains(kernel, "batch_norm_update_stats") ||
+        contains(kernel, "batch_norm_reduce_statistics"))
+      return 0.0;
+    return std::nullopt;
+  }
+  if (contains(op, "layer_norm") || contains(op, "rms_norm")) {
+    if (contains(kernel, "layer_norm_grad_input")) return 3.0;
+    if (contains(kernel, "GammaBetaBackward")) return 2.0;
+    if (contains(kernel, "RowwiseMoments")) return 1.0;
+    if (contains(kernel, "LayerNormForward") || contains(kernel, "layer_norm_kernel")) return 2.0;
+  }
   return std::nullopt;
 }
 
@@ -1048,7 +1150,7 @@ std::optional<OpWork> estimate_op_work(const OpCall& op, int list_element_bytes)
   if (contains(o, "_pool")) return pool_work(a, o);
   if (contains(o, "layer_norm") || contains(o, "rms_norm") || contains(o, "group_norm") ||
       contains(o, "batch_norm"))
-    return norm_work(a, contains(o, "backward"), training_batch_norm(a, o));
+    return norm_work(a, o, contains(o, "backward"));
   if (contains(o, "nll_loss")) return nll_loss_work(a, contains(o, "backward"));
   if (contains(o, "softmax") || o == "sum" || o == "mean" || o == "amax" || o == "amin" ||
       o == "max" || o == "min" || o == "norm" || o == "linalg_vector_norm" || o == "var" ||
