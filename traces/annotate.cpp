@@ -257,6 +257,7 @@ double norm_instructions(const Args& a, std::string_view op, bool backward, bool
     std::int64_t v = 0;
     for (const char ch : c.substr(1)) {
       if (ch >= '0' && ch <= '9') {
+        if (v > (std::int64_t{1} << 40)) return -1.0;  // no tensor is that wide: not a shape
         v = v * 10 + (ch - '0');
       } else if (ch == ',' || ch == ']') {
         f *= static_cast<double>(v);

@@ -234,6 +234,16 @@ TEST(EstimateOpWork, LayerNormInstructionsFollowTheRowWidth) {
        {tensor({64, 7, 7, 96}, "float"), OpInput{{}, "ScalarList", "[7, 7, 96]", {}}}});
   ASSERT_TRUE(multi);
   EXPECT_NEAR(multi->instructions / (64.0 * 4704), 0.418 + 320.0 * std::pow(4704.0, -0.748), 1e-9);
+  // A list no tensor could have leaves the count to the per-class estimate
+  // (-1) rather than overflow; an empty or zero one falls back to the
+  // innermost dimension.
+  const auto odd = [&](const char* list) {
+    return estimate_op_work({"aten::native_layer_norm",
+                             {tensor({8, 2048}), OpInput{{}, "ScalarList", list, {}}}})
+        ->instructions;
+  };
+  EXPECT_EQ(odd("[99999999999999999999999999]"), -1.0);
+  EXPECT_DOUBLE_EQ(odd("[0]"), wide->instructions / 1024);  // 8 of the 8,192 rows of 2,048
 }
 
 // The backward with weight gradients runs two passes (gamma-beta: read dy
