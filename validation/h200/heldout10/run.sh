@@ -17,9 +17,8 @@
 # Leaves OUTDIR/run.log and OUTDIR/caps.tar.gz.
 source "$(dirname "${BASH_SOURCE[0]}")/../ops/lib.sh" "${1:-}" run.log
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-T0=$SECONDS
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
-nvidia-smi --query-gpu=name,uuid,serial,pci.bus_id,vbios_version,power.draw,power.limit,temperature.gpu --format=csv
+board
 v=$root/validation
 capops "add:60"
 if [[ $gpu == *H200* ]]; then

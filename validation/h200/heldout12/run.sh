@@ -10,8 +10,7 @@
 # Leaves OUTDIR/run.log and OUTDIR/caps.tar.gz.
 source "$(dirname "${BASH_SOURCE[0]}")/../heldout10/on_h200.sh" "$@"
 source "$(dirname "${BASH_SOURCE[0]}")/../ops/lib.sh" "${1:-}" run.log
-T0=$SECONDS
-nvidia-smi --query-gpu=name,uuid,serial,pci.bus_id,vbios_version,power.draw,power.limit,temperature.gpu --format=csv
+board
 v=$root/validation
 ncu_run 260 '' "lstm_train_b64_t128=$v/h200/heldout/workloads.py:lstm_train"
 ncu_run 230 'norm|elementwise|upsample|CatArray|reduce' "ddpm_unet_train_b64_64=$v/h100/heldout8/workloads.py:ddpm_unet_train"

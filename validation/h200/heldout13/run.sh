@@ -9,7 +9,7 @@
 # Leaves OUTDIR/run.log, OUTDIR/ncu.log and OUTDIR/caps.tar.gz.
 source "$(dirname "${BASH_SOURCE[0]}")/../heldout10/on_h200.sh" "$@"
 source "$(dirname "${BASH_SOURCE[0]}")/../ops/lib.sh" "${1:-}" run.log
-nvidia-smi --query-gpu=name,uuid,serial,pci.bus_id,vbios_version,power.draw,power.limit,temperature.gpu --format=csv
+board
 ncu_run 420 'elemWise|elementWise' "gru_train_b32_t256=$root/validation/h200/heldout2/workloads.py:gru_train"
 ncu_reduce
 pack caps

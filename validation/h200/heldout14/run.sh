@@ -11,8 +11,7 @@
 # Leaves OUTDIR/caps14.log, OUTDIR/ncu.log and OUTDIR/caps14.tar.gz.
 source "$(dirname "${BASH_SOURCE[0]}")/../heldout10/on_h200.sh" "$@"
 source "$(dirname "${BASH_SOURCE[0]}")/../ops/lib.sh" "${1:-}" caps14.log
-T0=$SECONDS
-nvidia-smi --query-gpu=name,uuid,serial,pci.bus_id,vbios_version,power.draw,power.limit,temperature.gpu --format=csv
+board
 # TAG:REPS:OPTIONS (16.8M elements each, so the kernels are long enough to
 # measure; the options as ../ops/workloads.py's op takes them).
 norms="ln_f256:20:name=layer_norm,rows=65536,features=256

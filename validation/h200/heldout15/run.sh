@@ -12,8 +12,7 @@
 # Leaves OUTDIR/caps15.log, OUTDIR/ncu.log and OUTDIR/caps15.tar.gz.
 source "$(dirname "${BASH_SOURCE[0]}")/../heldout10/on_h200.sh" "$@"
 source "$(dirname "${BASH_SOURCE[0]}")/../ops/lib.sh" "${1:-}" caps15.log
-T0=$SECONDS
-nvidia-smi --query-gpu=name,uuid,serial,pci.bus_id,vbios_version,power.draw,power.limit,temperature.gpu --format=csv
+board
 norms="ln_fp32_f64:20:name=layer_norm,rows=262144,features=64,dtype=fp32
 ln_fp32_f96:20:name=layer_norm,rows=174762,features=96,dtype=fp32
 ln_fp32_f192:20:name=layer_norm,rows=87381,features=192,dtype=fp32

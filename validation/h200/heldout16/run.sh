@@ -10,8 +10,7 @@
 # Leaves OUTDIR/caps16.log and OUTDIR/caps16.tar.gz (ncu_<tag>.csv.gz, raw).
 source "$(dirname "${BASH_SOURCE[0]}")/../heldout10/on_h200.sh" "$@"
 source "$(dirname "${BASH_SOURCE[0]}")/../ops/lib.sh" "${1:-}" caps16.log
-T0=$SECONDS
-nvidia-smi --query-gpu=name,uuid,serial,pci.bus_id,vbios_version,power.draw,power.limit,temperature.gpu --format=csv
+board
 M=gpu__time_duration.sum,sm__inst_executed.sum,sm__sass_thread_inst_executed.sum,smsp__thread_inst_executed_per_inst_executed.ratio,sm__sass_thread_inst_executed_op_fp32_pred_on.sum,sm__sass_inst_executed_op_shared.sum,smsp__inst_executed_op_shfl.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,launch__block_size
 while IFS=: read -r tag opts; do
   args=()

@@ -21,6 +21,14 @@ capw() {
   echo "$tag rc=$?"
 }
 
+# board: the lent GPU's name, UUID, serial, bus, VBIOS, power and limit,
+# temperature (which board each capture ran on), and T0 for the elapsed
+# times the scripts print.
+board() {
+  T0=$SECONDS
+  nvidia-smi --query-gpu=name,uuid,serial,pci.bus_id,vbios_version,power.draw,power.limit,temperature.gpu --format=csv
+}
+
 # cap TAG CLASS LIMIT_S BUILDER [capture.py options...]: capw with a builder
 # of the calling script's folder's workloads.py.
 cap() {

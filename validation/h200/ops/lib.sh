@@ -6,6 +6,8 @@
 #   capx TAG REPS NAME [key=value...]
 #                            one operator with shape options, as capops,
 #                            into $w as op_TAG.*
+#   controls CMD...          the streaming control `add` captured before and
+#                            (as op_add_end) after running CMD
 #   ncuops "NAME ..." BUDGET Nsight Compute on one repetition of each, reduced
 #                            into $w as ncu_op_NAME.subset.csv.gz (log: ncu.log)
 #   source lib.sh OUTDIR LOGNAME
@@ -22,6 +24,11 @@ capx() {
 capops() {
   local o
   for o in $1; do capx "${o%%:*}" "${o#*:}" "${o%%:*}"; done
+}
+controls() {
+  capops "add:60"
+  "$@"
+  capx add_end 60 add
 }
 ncuops() {
   local n ncus=()
