@@ -310,9 +310,10 @@ class Replay final : public TimelineContext<PolicyContext> {
   // dependencies (stream order, event waits, host syncs, capture order).
   void set_up_streams() {
     if (!multi_stream_) return;  // streams_: the one stream, all kernels (kernels left empty)
-    deps_ = dependencies(w_, true);
+    std::vector<StreamKernels> streams = stream_kernels(w_);
+    deps_ = dependencies(w_, streams, true);
     streams_.clear();
-    for (StreamKernels& s : stream_kernels(w_)) streams_.push_back({std::move(s), 0});
+    for (StreamKernels& s : streams) streams_.push_back({std::move(s), 0});
   }
 
   // The host launches kernels up to the next sync whose work has not ended.

@@ -31,13 +31,17 @@ std::vector<StreamKernels> stream_kernels(const Workload& w) {
 }
 
 Dependencies dependencies(const Workload& w, bool capture_order) {
+  return dependencies(w, stream_kernels(w), capture_order);
+}
+
+Dependencies dependencies(const Workload& w, const std::vector<StreamKernels>& streams,
+                          bool capture_order) {
   const std::size_t n = w.kernels.size();
   Dependencies d;
   d.begin.reserve(n + 1);
   d.preds.reserve(n + w.event_waits.size());
   // Each kernel's stream, and how many of each stream's kernels have been
   // launched so far.
-  const std::vector<StreamKernels> streams = stream_kernels(w);
   std::vector<std::size_t> stream_of(n), launched(streams.size(), 0);
   for (std::size_t s = 0; s < streams.size(); ++s)
     for (const std::uint32_t i : streams[s].kernels) stream_of[i] = s;

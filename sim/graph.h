@@ -43,6 +43,9 @@ std::vector<StreamKernels> stream_kernels(const Workload& w);
 // follows this one's launch. The edges follow traced time, so they hold no
 // cycle.
 Dependencies dependencies(const Workload& w, bool capture_order);
+// The same with the workload's streams (stream_kernels(w)) already built.
+Dependencies dependencies(const Workload& w, const std::vector<StreamKernels>& streams,
+                          bool capture_order);
 
 using DependencyGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;
 
