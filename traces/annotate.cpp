@@ -248,21 +248,19 @@ double norm_instructions(const Args& a, std::string_view op, bool backward, bool
   const bool wide = a.elt(backward ? 1 : 0) >= 4;
   if (contains(op, "group_norm")) return elements * (backward ? 4.09 : 3.09);
   // The normalized shape: the first integer list among the arguments
-  // ("[2048]"), else the innermost dimension.
+  // ("[2048]"), else the innermost dimension. A list that does not parse, or
+  // holds a dimension no tensor is that wide in (over 2^40), is no shape: the
+  // estimate stays.
   double features = static_cast<double>(x->back());
   for (std::size_t i = 1; i < a.size(); ++i) {
     const std::string_view c = a.concrete(i);
     if (c.size() < 3 || c.front() != '[' || c[1] < '0' || c[1] > '9') continue;
+    const auto dims = parse_int_list(c);
+    if (!dims) return -1.0;
     double f = 1;
-    std::int64_t v = 0;
-    for (const char ch : c.substr(1)) {
-      if (ch >= '0' && ch <= '9') {
-        if (v > (std::int64_t{1} << 40)) return -1.0;  // no tensor is that wide: not a shape
-        v = v * 10 + (ch - '0');
-      } else if (ch == ',' || ch == ']') {
-        f *= static_cast<double>(v);
-        v = 0;
-      }
+    for (const std::int64_t d : *dims) {
+      if (d > (std::int64_t{1} << 40)) return -1.0;
+      f *= static_cast<double>(d);
     }
     if (f >= 1) features = f;
     break;
