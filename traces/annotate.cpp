@@ -120,6 +120,28 @@ std::optional<std::vector<std::int64_t>> parse_int_list(std::string_view s) {
   return out;
 }
 
+// "[True, False]" -> {true, false}; nullopt when not a list of Python
+// booleans (an output mask as the profiler records it).
+std::optional<std::vector<bool>> parse_bool_list(std::string_view s) {
+  if (s.size() < 2 || s.front() != '[' || s.back() != ']') return std::nullopt;
+  s = s.substr(1, s.size() - 2);
+  std::vector<bool> out;
+  while (!s.empty()) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == ',')) s.remove_prefix(1);
+    if (s.empty()) break;
+    if (s.starts_with("True")) {
+      out.push_back(true);
+      s.remove_prefix(4);
+    } else if (s.starts_with("False")) {
+      out.push_back(false);
+      s.remove_prefix(5);
+    } else {
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
 // ---- matmul family -------------------------------------------------------
 
 std::optional<OpWork> gemm_work(const Args& a, std::size_t first, std::size_t second, bool linear,
@@ -315,10 +337,8 @@ std::optional<OpWork> norm_work(const Args& a, std::string_view op, bool backwar
   // dbias): without weight gradients layer and RMS norm skip the reduction.
   bool weight_grads = true;
   for (std::size_t i = a.size(); i-- > 2;)
-    if (const std::string_view c = a.concrete(i);
-        c.starts_with("[True") || c.starts_with("[False")) {
-      const std::size_t comma = c.find(',');
-      weight_grads = comma != std::string_view::npos && contains(c.substr(comma), "True");
+    if (const auto mask = parse_bool_list(a.concrete(i)); mask && !mask->empty()) {
+      weight_grads = std::find(mask->begin() + 1, mask->end(), true) != mask->end();
       break;
     }
   const bool two_pass = batch ? training_batch_norm(a, op) : (group || weight_grads);
@@ -807,18 +827,9 @@ std::optional<OpWork> conv_backward_work(const Args& a) {
   }
   const double forward = 2.0 * static_cast<double>((*dy)[0]) * static_cast<double>((*dy)[1]) *
                          out_spatial * static_cast<double>((*w)[1]) * kernel;
-  bool computed[2] = {true, true};  // input and weight gradients
-  std::string_view mask = a.concrete(10);
-  if (!mask.empty()) {
-    std::size_t pos = 0;
-    for (bool& c : computed) {
-      const std::size_t t = mask.find("True", pos), f = mask.find("False", pos);
-      c = false;
-      if (t == std::string_view::npos && f == std::string_view::npos) break;
-      c = t < f;
-      pos = std::min(t, f) + 4;
-    }
-  }
+  bool computed[2] = {true, true};                        // input and weight gradients
+  if (const auto mask = parse_bool_list(a.concrete(10)))  // unrecorded or unreadable: both
+    for (std::size_t i = 0; i < 2; ++i) computed[i] = i < mask->size() && (*mask)[i];
   OpWork work;
   work.flops = (computed[0] + computed[1]) * forward;
   // Read dy, x, w; write dx and dw.

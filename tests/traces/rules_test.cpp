@@ -396,6 +396,13 @@ TEST(Rules, ConvolutionFlopsFromShapesStridesPaddingAndGroups) {
   const auto b = estimate_op_work(OpCall("aten::convolution_backward", bw));
   ASSERT_TRUE(b.has_value());
   EXPECT_DOUBLE_EQ(b->flops, 2 * 924844032.0);
+  // The weight gradient alone: one forward's FLOPs; a mask the profiler did
+  // not write as booleans says nothing, so both gradients are counted.
+  bw.back().concrete = "[False, True, False]";
+  EXPECT_DOUBLE_EQ(estimate_op_work(OpCall("aten::convolution_backward", bw))->flops, 924844032.0);
+  bw.back().concrete = "[1, 0, 0]";
+  EXPECT_DOUBLE_EQ(estimate_op_work(OpCall("aten::convolution_backward", bw))->flops,
+                   2 * 924844032.0);
   // Only the depthwise convolution has a count from its shapes.
   EXPECT_LT(w->instructions, 0.0);
   EXPECT_LT(b->instructions, 0.0);
