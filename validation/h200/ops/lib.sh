@@ -9,7 +9,9 @@
 #   controls CMD...          the streaming control `add` captured before and
 #                            (as op_add_end) after running CMD
 #   ncuops "NAME ..." BUDGET Nsight Compute on one repetition of each, reduced
-#                            into $w as ncu_op_NAME.subset.csv.gz (log: ncu.log)
+#                            into $w as ncu_op_NAME.subset.csv.gz (log: ncu.log);
+#                            an entry TAG=NAME,key=value,... runs NAME with
+#                            those shape options, as ncu_op_TAG
 #   source lib.sh OUTDIR LOGNAME
 source "$(dirname "${BASH_SOURCE[0]}")/../heldout3/lib.sh" "$1" "$2"
 ops_py="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/workloads.py"
@@ -33,7 +35,11 @@ controls() {
 ncuops() {
   local n ncus=()
   for n in $1; do
-    ncus+=("op_$n=$ops_py:op,name=$n,reps=1")
+    if [[ $n == *=* ]]; then
+      ncus+=("op_${n%%=*}=$ops_py:op,name=${n#*=},reps=1")
+    else
+      ncus+=("op_$n=$ops_py:op,name=$n,reps=1")
+    fi
   done
   mkdir -p "$w/ncu_raw"
   OUT="$w/ncu_raw" BUDGET="$2" LIMIT=40 bash "$root/traces/capture/run_h200_ncu.sh" "${ncus[@]}"

@@ -82,6 +82,16 @@ function of the shapes a trace records.
 | --- | --- | --- |
 | layer_norm | ``dtype`` (``bf16``, ``fp32``; default ``bf16``) as well | as above, in that precision |
 | rms_norm | ``rows``, ``features`` (default 8192, 2048), ``dtype`` | ``F.rms_norm`` with a weight, forward and backward |
+
+Prepared 2026-12-06 (late) for ``../heldout19/run.sh``: the families of the
+3-D U-Net (validation/h100/heldout9, h200/heldout7), whose whole step reads
+8-17 points below its board's streaming control, at its own shapes (batch 1,
+NCDHW, 24-192 channels at 112^3-14^3), so that the miss is split between them.
+
+| name | options | what one repetition runs |
+| --- | --- | --- |
+| bn_nchw | ``frames`` (default 0: 2-D) as well | with FRAMES > 0, ``nn.BatchNorm3d`` on N x C x FRAMES x HW x HW (the same ATen NCHW kernels, one block per channel) |
+| upsample3d | ``c``, ``n``, ``hw`` (default 48, 1, 56) | ``F.interpolate(scale_factor=2, mode="trilinear")`` of an N x C x HW^3 bf16 tensor, forward and backward (ATen's ``upsample_trilinear3d`` kernels; the backward adds atomically) |
 """
 try:  # table.py reads OPS on machines without PyTorch
     import torch
@@ -93,7 +103,7 @@ OPS = ("copy", "to_nhwc", "to_nchw", "shuffle", "cat", "cat_aligned", "maxpool",
        "conv1x1", "bn", "vggconv", "vggconv_relu", "add",
        "add_mixed", "to_nhwc_fp32", "to_nchw_fp32", "transpose", "to_nhwc_c8", "dwconv7_s3",
        "conv_nchw", "conv_stem_nchw", "bn_nchw", "conv3d", "scatter", "gather", "layer_norm", "group_norm",
-       "rms_norm")
+       "rms_norm", "upsample3d")
 
 
 def _opts(given, defaults):
@@ -135,7 +145,7 @@ def _conv(device, n, c, k, hw, ksize, groups, relu, cl=True, stride=1, frames=0)
 
 def _bn(device, shape, cl):
     """Batch norm in training mode, forward under bf16 autocast and backward."""
-    bn = torch.nn.BatchNorm2d(shape[1]).to(device)
+    bn = (torch.nn.BatchNorm3d if len(shape) == 5 else torch.nn.BatchNorm2d)(shape[1]).to(device)
     if cl:
         bn = bn.to(memory_format=torch.channels_last)
     x = _rand(shape, device, cl=cl, grad=True)
@@ -224,7 +234,15 @@ def op(device, **kw):
         c = o["c"] or 64
         rep = _conv(device, o["n"] or 8, c, c, o["hw"] or 28, 3, 1, relu=False, cl=False, frames=o["frames"] or 8)
     elif name == "bn_nchw":
-        rep = _bn(device, shape(128, 64, 56), cl=False)
+        rep = _bn(device, shape(128, 64, 56) + ((o["frames"],) if o["frames"] else ()), cl=False)
+    elif name == "upsample3d":
+        side = o["hw"] or 56
+        x = _rand((o["n"] or 1, o["c"] or 48, side, side, side), device, grad=True)
+        g = torch.randn((x.shape[0], x.shape[1], 2 * side, 2 * side, 2 * side), device=device, dtype=x.dtype)
+
+        def rep():
+            F.interpolate(x, scale_factor=2, mode="trilinear", align_corners=False).backward(g)
+            x.grad = None
     elif name in ("scatter", "gather"):
         g = torch.Generator(device=device).manual_seed(0)
         rows = o["rows"] or 200000
@@ -268,5 +286,5 @@ def op(device, **kw):
     def step():
         for _ in range(reps):
             rep()
-    given = {k: o[k] for k in ("c", "n", "hw", "rows", "features", "groups", "dtype") if k in kw}
+    given = {k: o[k] for k in ("c", "n", "hw", "rows", "features", "groups", "frames", "dtype") if k in kw}
     return {"step": step, "meta": {"model": f"operator '{name}' x {reps}", "op": name, "reps": reps, **given}}
