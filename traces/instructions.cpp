@@ -153,10 +153,13 @@ void annotate_instructions_from_text(Workload& w, std::optional<std::string_view
       continue;
     }
     // Convolutions pass their name: cuDNN's SIMT convolutions have a rate of
-    // their own.
+    // their own; the tensor-core ones add their operand re-reads (only they
+    // carry L2 traffic beyond a GEMM's in the conv class).
     k.work.instructions =
         estimated_instructions(k.cls, k.work.flops, k.work.dram_bytes, math_pipe(k.cls, w.name(k)),
                                k.cls == KernelClass::conv ? w.name(k) : std::string_view{});
+    if (k.cls == KernelClass::conv)
+      k.work.instructions += kConvInstructionsPerL2ExcessByte * k.work.l2_excess_bytes;
   }
   w.capture.instructions_source = "estimated per class (no .ncu.csv sidecar)";
   if (!csv) return;

@@ -16,6 +16,18 @@ namespace dvfsim {
 // arguments and parameters ("void at::native::foo<8, float>(int)" -> "foo").
 std::string kernel_base_name(std::string_view demangled);
 
+// Warp instructions a tensor-core convolution pass issues per byte of its L2
+// traffic beyond a GEMM's (Work::l2_excess_bytes, conv_l2_bytes_per_flop in
+// traces/annotate.h), on top of the per-FLOP estimate: a narrow layer's
+// operand rows are re-read once per tile of the other dimension, and each
+// re-read costs loads and address arithmetic that a wide layer amortises.
+// Nsight Compute's counts less the estimate, over the rule's excess bytes,
+// pooled over the eleven convolutions measured alone on H100 boards
+// (validation/h100/convs/, convwidth/: 8-256 channels, 2-D and 3-D): 0.127.
+// Held out on the sixteen network captures with convolution counts
+// (docs/validation.md, "Instructions of narrow convolutions").
+inline constexpr double kConvInstructionsPerL2ExcessByte = 0.127;
+
 // Fills Work::instructions of every kernel of `w`; reads the sidecar of
 // `trace_path` if there is one and records what it matched in
 // w.capture.instructions_source.

@@ -240,6 +240,29 @@ TEST(InstructionEstimates, AShapesCountIsKeptUnlessTheSidecarHasARow) {
   EXPECT_DOUBLE_EQ(st.ncu_share, 0.0);
 }
 
+TEST(InstructionEstimates, NarrowConvolutionsAddTheirOperandReReads) {
+  // A tensor-core convolution pass of 1e9 FLOPs: 1.3e-4 x 1e9 = 1.3e5 warp
+  // instructions as a GEMM; with 2e8 bytes of L2 traffic beyond a GEMM's (a
+  // narrow layer, conv_l2_bytes_per_flop) 0.127 x 2e8 = 2.54e7 more. A GEMM
+  // kernel with the same excess (none has one; the term is the conv class's)
+  // keeps the per-FLOP estimate.
+  Workload w;
+  w.names.push_back(
+      "sm90_xmma_fprop_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc_tilesize128x64x64");
+  w.iteration_begin.push_back(0);
+  Kernel k;
+  k.cls = KernelClass::conv;
+  k.work.flops = 1e9;
+  k.work.l2_excess_bytes = 2e8;
+  k.work.source = WorkSource::shapes;
+  w.kernels.push_back(k);
+  k.cls = KernelClass::gemm;
+  w.kernels.push_back(k);
+  annotate_instructions_from_text(w, std::nullopt, "");
+  EXPECT_DOUBLE_EQ(w.kernels[0].work.instructions, 1.3e5 + 2.54e7);
+  EXPECT_DOUBLE_EQ(w.kernels[1].work.instructions, 1.3e5);
+}
+
 TEST(InstructionSidecar, MatchesByNameGridBlockAndRegistersInOrder) {
   test::TempDir dir;
   // B's row comes first: rows are taken per key, so launch order may differ.
