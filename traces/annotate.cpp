@@ -827,8 +827,9 @@ std::optional<OpWork> conv_backward_work(const Args& a) {
   }
   const double forward = 2.0 * static_cast<double>((*dy)[0]) * static_cast<double>((*dy)[1]) *
                          out_spatial * static_cast<double>((*w)[1]) * kernel;
-  bool computed[2] = {true, true};                        // input and weight gradients
-  if (const auto mask = parse_bool_list(a.concrete(10)))  // unrecorded or unreadable: both
+  // Input and weight gradients; an unrecorded, empty or unreadable mask: both.
+  bool computed[2] = {true, true};
+  if (const auto mask = parse_bool_list(a.concrete(10)); mask && !mask->empty())
     for (std::size_t i = 0; i < 2; ++i) computed[i] = i < mask->size() && (*mask)[i];
   OpWork work;
   work.flops = (computed[0] + computed[1]) * forward;
