@@ -30,7 +30,7 @@ while IFS=: read -r tag reps opts; do
   IFS=, read -ra kv <<< "$opts"
   name=${kv[0]#name=}
   capx "$tag" "$reps" "$name" "${kv[@]:1}"
-  ncus+=("op_$tag=$ops_py:op,$opts,reps=1")
+  ncus+=("$(ncu_op_spec "$tag" "${opts#name=}")")
 done <<< "$norms"
 capx add_end 60 add
 echo "captures done at $((SECONDS - T0)) s"

@@ -24,7 +24,7 @@ ncus=()
 while IFS=: read -r tag reps opts; do
   IFS=, read -ra kv <<< "$opts"
   capx "$tag" "$reps" "${kv[0]#name=}" "${kv[@]:1}"
-  ncus+=("op_$tag=$ops_py:op,$opts,reps=1")
+  ncus+=("$(ncu_op_spec "$tag" "${opts#name=}")")
 done <<< "$norms"
 capx add_end 60 add
 echo "captures done at $((SECONDS - T0)) s"

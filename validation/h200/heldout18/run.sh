@@ -15,11 +15,11 @@ board
 ncus=()
 for spec in 4096:512 4096:1024 4096:16384 8192:256 8192:1024 8192:8192; do
   f=${spec%%:*} r=${spec#*:}
-  ncus+=("op_ln_f${f}_r${r}=$ops_py:op,name=layer_norm,rows=$r,features=$f,reps=1")
+  ncus+=("$(ncu_op_spec "ln_f${f}_r${r}" "layer_norm,rows=$r,features=$f")")
 done
 for spec in 2048:1024 2048:8192 2048:32768; do
   f=${spec%%:*} r=${spec#*:}
-  ncus+=("op_ln_fp32_f${f}_r${r}=$ops_py:op,name=layer_norm,rows=$r,features=$f,dtype=fp32,reps=1")
+  ncus+=("$(ncu_op_spec "ln_fp32_f${f}_r${r}" "layer_norm,rows=$r,features=$f,dtype=fp32")")
 done
 mkdir -p "$w/ncu_raw"
 OUT="$w/ncu_raw" BUDGET=200 LIMIT=40 bash "$root/traces/capture/run_h200_ncu.sh" "${ncus[@]}"

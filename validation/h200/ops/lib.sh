@@ -12,6 +12,9 @@
 #                            into $w as ncu_op_NAME.subset.csv.gz (log: ncu.log);
 #                            an entry TAG=NAME,key=value,... runs NAME with
 #                            those shape options, as ncu_op_TAG
+#   ncu_op_spec TAG NAME[,key=value...]
+#                            the run_h200_ncu.sh argument for one repetition
+#                            of operator NAME with those options, as op_TAG
 #   source lib.sh OUTDIR LOGNAME
 source "$(dirname "${BASH_SOURCE[0]}")/../heldout3/lib.sh" "$1" "$2"
 ops_py="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/workloads.py"
@@ -32,13 +35,16 @@ controls() {
   "$@"
   capx add_end 60 add
 }
+ncu_op_spec() {
+  echo "op_$1=$ops_py:op,name=$2,reps=1"
+}
 ncuops() {
   local n ncus=()
   for n in $1; do
     if [[ $n == *=* ]]; then
-      ncus+=("op_${n%%=*}=$ops_py:op,name=${n#*=},reps=1")
+      ncus+=("$(ncu_op_spec "${n%%=*}" "${n#*=}")")
     else
-      ncus+=("op_$n=$ops_py:op,name=$n,reps=1")
+      ncus+=("$(ncu_op_spec "$n" "$n")")
     fi
   done
   mkdir -p "$w/ncu_raw"
