@@ -182,6 +182,30 @@ double elementwise_instructions_per_byte(std::string_view kernel_name) {
     // The fp32-to-bf16 cast (bfloat16_copy_kernel_cuda, <8>): 0.0150 over 291
     // kernels of the step.
     if (copy) return 0.0150;
+    // Arithmetic, fills, comparisons: float <4> the step's 52 kernels (add,
+    // fill), 0.0131; 16-bit <8> none in the step: instmix.csv ew_axpy_bf16,
+    // 6.187e7 instructions over the 1.611e9 bytes of three 268M-element bf16
+    // tensors, 0.0384 (its float row, ew_axpy_fp32, reads 0.0111).
+    constexpr double kNarrowArithmetic = 0.0384, kFloatArithmetic = 0.0131;
+    // Clamps and piecewise activations (ReLU through clamp_min, ReLU6 through
+    // hardtanh's clamp, hard swish and sigmoid) and the infinity tests
+    // compare and select per element on top of the conversions. Nsight
+    // Compute per annotated byte, 16-bit <8>: launch_clamp_scalar 0.0781
+    // (ResNet-50, validation/h200/classes/; held out: 0.0781 in MobileNetV3
+    // and T5-small, validation/h200/heldout/), hardswish 0.0898,
+    // hardswish_backward 0.1432, hardsigmoid 0.0820, hardsigmoid_backward
+    // 0.0534 (MobileNetV3); float <4>: isneginf 0.0336 (T5-small). The other
+    // width takes the same multiple of its arithmetic rate (assumption).
+    {
+      const double scale = narrow ? 1.0 : kFloatArithmetic / kNarrowArithmetic;
+      if (has("hardswish_backward")) return 0.1432 * scale;
+      if (has("hardswish")) return 0.0898 * scale;
+      if (has("hardsigmoid_backward")) return 0.0534 * scale;
+      if (has("hardsigmoid")) return 0.0820 * scale;
+      if (has("clamp")) return 0.0781 * scale;
+      if (has("isneginf") || has("isposinf"))
+        return narrow ? 0.0336 * kNarrowArithmetic / kFloatArithmetic : 0.0336;
+    }
     // Transcendental functors evaluate a polynomial or SFU sequence per element.
     for (const std::string_view t :
          {"gelu", "silu", "sigmoid", "tanh", "erf", "softplus", "mish", "sqrt", "exp_kernel",
@@ -191,11 +215,7 @@ double elementwise_instructions_per_byte(std::string_view kernel_name) {
         // float: instmix.csv ew_gelu_fp32, 2.380e8 instructions over the
         // 2.147e9 bytes of 268M floats in and out, 0.111.
         return narrow ? 0.233 : 0.111;
-    // Arithmetic, fills, comparisons: float <4> the step's 52 kernels (add,
-    // fill), 0.0131; 16-bit <8> none in the step: instmix.csv ew_axpy_bf16,
-    // 6.187e7 instructions over the 1.611e9 bytes of three 268M-element bf16
-    // tensors, 0.0384 (its float row, ew_axpy_fp32, reads 0.0111).
-    return narrow ? 0.0384 : 0.0131;
+    return narrow ? kNarrowArithmetic : kFloatArithmetic;
   }
   // Unrolled (no vector loads: a dtype-converting or misaligned operand): the
   // step's 243 copies 0.2695, its 48 others (float add) 0.2313.

@@ -369,44 +369,40 @@ double flops_per_element(std::string_view op) {
   return 1;
 }
 
+// ATen's pointwise operators (the rules' names: no namespace, no leading or
+// in-place '_'): one TensorIterator kernel that reads its tensor inputs and
+// writes one result. Activations run under their own names or under the
+// operator they dispatch to (F.relu(inplace=True) launches aten::clamp_min_,
+// ReLU6 aten::hardtanh_).
 bool is_elementwise(std::string_view o) {
-  static constexpr std::array<std::string_view, 36> kNames = {"add",
-                                                              "sub",
-                                                              "mul",
-                                                              "div",
-                                                              "neg",
-                                                              "exp",
-                                                              "log",
-                                                              "pow",
-                                                              "sqrt",
-                                                              "rsqrt",
-                                                              "abs",
-                                                              "reciprocal",
-                                                              "clamp",
-                                                              "where",
-                                                              "masked_fill",
-                                                              "gelu",
-                                                              "gelu_backward",
-                                                              "silu",
-                                                              "silu_backward",
-                                                              "relu",
-                                                              "sigmoid",
-                                                              "tanh",
-                                                              "threshold_backward",
-                                                              "dropout",
-                                                              "native_dropout",
-                                                              "addcmul",
-                                                              "addcdiv",
-                                                              "lerp",
-                                                              "copy",
-                                                              "fill",
-                                                              "zero",
-                                                              "clone",
-                                                              "to_copy",
-                                                              "cat",
-                                                              "stack",
-                                                              "tanh_backward"};
-  return std::find(kNames.begin(), kNames.end(), o) != kNames.end();
+  static constexpr std::string_view kNames[] = {
+      // arithmetic
+      "add", "sub", "rsub", "mul", "div", "neg", "abs", "sign", "sgn", "reciprocal", "pow",
+      "square", "remainder", "fmod", "minimum", "maximum", "clamp", "clamp_min", "clamp_max",
+      "floor", "ceil", "round", "trunc", "where", "masked_fill", "addcmul", "addcdiv", "lerp",
+      "nan_to_num",
+      // transcendental
+      "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "erf",
+      "erfinv",
+      // activations and their gradients
+      "gelu", "gelu_backward", "silu", "silu_backward", "relu", "threshold", "threshold_backward",
+      "sigmoid", "sigmoid_backward", "tanh", "tanh_backward", "hardswish", "hardswish_backward",
+      "hardsigmoid", "hardsigmoid_backward", "hardtanh", "hardtanh_backward", "leaky_relu",
+      "leaky_relu_backward", "elu", "elu_backward", "mish", "mish_backward", "softplus",
+      "softplus_backward", "dropout", "native_dropout", "native_dropout_backward",
+      // comparisons and tests (bool results: bool_result)
+      "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isneginf", "isposinf", "logical_not",
+      // copies and fills
+      "copy", "fill", "zero", "clone", "to_copy", "cat", "stack"};
+  return std::ranges::find(kNames, o) != std::end(kNames);
+}
+
+// Pointwise operators whose result is bool (one byte an element) whatever
+// their inputs.
+bool bool_result(std::string_view o) {
+  static constexpr std::string_view kNames[] = {
+      "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isneginf", "isposinf", "logical_not"};
+  return std::ranges::find(kNames, o) != std::end(kNames);
 }
 
 // The dimension a tensor is contiguous in: the last one of size > 1 with
@@ -461,7 +457,7 @@ std::optional<OpWork> elementwise_work(const Args& a, std::string_view o, bool i
     return w;
   }
   const double inputs = a.all_bytes();
-  const double out = inplace ? a.bytes(0) : n * a.max_elt();
+  const double out = inplace ? a.bytes(0) : n * (bool_result(o) ? 1 : a.max_elt());
   return OpWork{per_elt * n, inputs + out};
 }
 
@@ -473,10 +469,19 @@ std::optional<OpWork> reduction_work(const Args& a, std::string_view o) {
   const double n = numel(*x);
   if (contains(o, "softmax_backward")) return OpWork{3 * n, a.bytes(0) + a.bytes(1) + a.bytes(0)};
   if (contains(o, "softmax")) return OpWork{5 * n, 2 * a.bytes(0)};
-  // sum / mean / amax / ... over the dims in Concrete Inputs[1] ("[0]"); all
+  // cumsum / cumprod (self, dim, dtype): a scan writes every element it reads.
+  if (o == "cumsum" || o == "cumprod") return OpWork{n, 2 * a.bytes(0)};
+  // sum / mean / amax / ... over the dims in Concrete Inputs[1] ("[0]");
+  // argmax, argmin, all, any, max and min name one dim there ("-1"); all
   // dims when absent.
+  const bool one_dim =
+      o == "argmax" || o == "argmin" || o == "all" || o == "any" || o == "max" || o == "min";
+  auto dims = parse_int_list(a.concrete(1));
+  if (one_dim && !dims)
+    if (const auto d = parse_double(a.concrete(1)); d && *d == std::floor(*d))
+      dims = std::vector<std::int64_t>{static_cast<std::int64_t>(*d)};
   double out = 1;
-  if (const auto dims = parse_int_list(a.concrete(1)); dims && !dims->empty()) {
+  if (dims && !dims->empty()) {
     out = n;
     for (std::int64_t d : *dims) {
       if (d < 0) d += static_cast<std::int64_t>(x->size());
@@ -484,7 +489,10 @@ std::optional<OpWork> reduction_work(const Args& a, std::string_view o) {
         out /= std::max<double>(1.0, static_cast<double>((*x)[static_cast<std::size_t>(d)]));
     }
   }
-  return OpWork{n, a.bytes(0) + out * a.elt(0)};
+  // The result's element: int64 indices, bool for all / any, else the input's.
+  const int out_elt =
+      o == "argmax" || o == "argmin" ? 8 : (o == "all" || o == "any" ? 1 : a.elt(0));
+  return OpWork{n, a.bytes(0) + out * out_elt};
 }
 
 std::optional<OpWork> nll_loss_work(const Args& a, bool backward) {
@@ -1165,7 +1173,8 @@ std::optional<OpWork> estimate_op_work(const OpCall& op, int list_element_bytes)
   if (contains(o, "nll_loss")) return nll_loss_work(a, contains(o, "backward"));
   if (contains(o, "softmax") || o == "sum" || o == "mean" || o == "amax" || o == "amin" ||
       o == "max" || o == "min" || o == "norm" || o == "linalg_vector_norm" || o == "var" ||
-      o == "std" || o == "prod")
+      o == "std" || o == "prod" || o == "argmax" || o == "argmin" || o == "all" || o == "any" ||
+      o == "logsumexp" || o == "cumsum" || o == "cumprod")
     return reduction_work(a, o);
   if (o == "embedding" || o == "gather" || o == "index_select" ||
       contains(o, "embedding_dense_backward") || o == "embedding_backward")

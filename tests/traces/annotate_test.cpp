@@ -120,6 +120,61 @@ TEST(EstimateOpWork, ElementwiseCopyAndReduction) {
   EXPECT_DOUBLE_EQ(ln->dram_bytes, 2.0 * 4 * 2048 * 4 + 2 * 2048 * 4);
 }
 
+TEST(EstimateOpWork, ActivationsAndTestsUnderTheirOwnNames) {
+  // F.relu(inplace=True) launches aten::clamp_min_: a bf16 [256, 64, 112, 112]
+  // activation (205,520,896 elements, 411 MB) read and written in place.
+  const auto relu =
+      estimate_op_work({"aten::clamp_min_", {tensor({256, 64, 112, 112}), scalar("0")}});
+  ASSERT_TRUE(relu);
+  EXPECT_DOUBLE_EQ(relu->dram_bytes, 2.0 * 2 * 205520896);
+  // Hard swish's backward reads the gradient and the input, writes one.
+  const auto hswish = estimate_op_work(
+      {"aten::hardswish_backward", {tensor({128, 960, 7, 7}), tensor({128, 960, 7, 7})}});
+  ASSERT_TRUE(hswish);
+  EXPECT_DOUBLE_EQ(hswish->dram_bytes, 3.0 * 2 * 128 * 960 * 49);
+  // Dropout's backward: the gradient (bf16) and the bool mask in, bf16 out.
+  const auto drop =
+      estimate_op_work({"aten::native_dropout_backward",
+                        {tensor({16, 128, 512}), tensor({16, 128, 512}, "bool"), scalar("1.1")}});
+  ASSERT_TRUE(drop);
+  EXPECT_DOUBLE_EQ(drop->dram_bytes, 16.0 * 128 * 512 * (2 + 1 + 2));
+  // A test writes one byte an element whatever it reads: float in, bool out.
+  const auto ninf = estimate_op_work({"aten::isneginf", {tensor({16, 8, 512, 512}, "float")}});
+  ASSERT_TRUE(ninf);
+  EXPECT_DOUBLE_EQ(ninf->dram_bytes, 33554432.0 * (4 + 1));
+  const auto eq = estimate_op_work({"aten::eq", {tensor({16, 128}, "long int"), scalar("-100")}});
+  ASSERT_TRUE(eq);
+  EXPECT_DOUBLE_EQ(eq->dram_bytes, 2048.0 * (8 + 1));
+}
+
+TEST(EstimateOpWork, ReductionsOverOneDimAndScans) {
+  const OpInput last{{}, "Scalar", "-1", {}};
+  // argmax over the vocabulary of [8, 50257] floats: 8 int64 indices out.
+  const auto argmax =
+      estimate_op_work({"aten::argmax", {tensor({8, 50257}, "float"), last, scalar("False")}});
+  ASSERT_TRUE(argmax);
+  EXPECT_DOUBLE_EQ(argmax->dram_bytes, 8.0 * 50257 * 4 + 8 * 8);
+  EXPECT_DOUBLE_EQ(argmax->flops, 8.0 * 50257);
+  // all over the last dim of a [16, 8, 128, 128] bool mask: 16,384 bools out.
+  const auto all =
+      estimate_op_work({"aten::all", {tensor({16, 8, 128, 128}, "bool"), last, scalar("True")}});
+  ASSERT_TRUE(all);
+  EXPECT_DOUBLE_EQ(all->dram_bytes, 16.0 * 8 * 128 * 128 + 16 * 8 * 128);
+  // No dim: one result.
+  const auto any = estimate_op_work({"aten::any", {tensor({4, 4}, "bool")}});
+  ASSERT_TRUE(any);
+  EXPECT_DOUBLE_EQ(any->dram_bytes, 16.0 + 1);
+  // A scan writes what it reads: [8, 64] int64, 4 KB each way.
+  const auto cumsum =
+      estimate_op_work({"aten::cumsum", {tensor({8, 64}, "long int"), last, scalar("")}});
+  ASSERT_TRUE(cumsum);
+  EXPECT_DOUBLE_EQ(cumsum->dram_bytes, 2.0 * 8 * 64 * 8);
+  // norm's second argument is p, not a dim: the whole tensor still reduces.
+  const auto norm = estimate_op_work({"aten::norm", {tensor({64, 32}, "float"), scalar("2")}});
+  ASSERT_TRUE(norm);
+  EXPECT_DOUBLE_EQ(norm->dram_bytes, 64.0 * 32 * 4 + 4);
+}
+
 TEST(EstimateOpWork, AWrappedNumberDoesNotWidenTheResult) {
   // `x * 0.5` records the number as a 0-dim "double" tensor: a bf16 x of
   // 1024 elements is read (2 KB), the number (8 bytes), and a bf16 result

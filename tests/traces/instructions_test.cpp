@@ -78,6 +78,25 @@ TEST(EstimatedInstructions, ElementwiseFromTheKernelName) {
   EXPECT_DOUBLE_EQ(per_byte("void at::native::vectorized_elementwise_kernel<8, "
                             "at::native::BinaryFunctor<c10::BFloat16, threshold_kernel_impl>"),
                    0.0384);
+  // Clamps and piecewise activations, as Nsight Compute counts them: ReLU's
+  // clamp 0.0781 at 16 bits; in float the same multiple of float arithmetic,
+  // 0.0781 x 0.0131 / 0.0384 = 0.02664; hard sigmoid is no transcendental.
+  const std::string clamp =
+      "at::native::(anonymous namespace)::launch_clamp_scalar(at::TensorIteratorBase&, "
+      "c10::Scalar, c10::Scalar, at::native::detail::ClampLimits)";
+  EXPECT_DOUBLE_EQ(per_byte("void at::native::vectorized_elementwise_kernel<8, " + clamp), 0.0781);
+  EXPECT_NEAR(per_byte("void at::native::vectorized_elementwise_kernel<4, " + clamp), 0.02664,
+              1e-5);
+  EXPECT_DOUBLE_EQ(
+      per_byte("void at::native::vectorized_elementwise_kernel<8, at::native::"
+               "(anonymous namespace)::hardswish_backward_kernel(at::TensorIterator&)"),
+      0.1432);
+  EXPECT_DOUBLE_EQ(per_byte("void at::native::vectorized_elementwise_kernel<8, at::native::"
+                            "(anonymous namespace)::hardsigmoid_kernel(at::TensorIteratorBase&)"),
+                   0.0820);
+  EXPECT_DOUBLE_EQ(per_byte("void at::native::vectorized_elementwise_kernel<4, at::native::"
+                            "(anonymous namespace)::isneginf_kernel_impl(at::TensorIteratorBase&)"),
+                   0.0336);
   // Unrolled: copies 0.2695, the rest 0.2313.
   EXPECT_DOUBLE_EQ(per_byte("void at::native::unrolled_elementwise_kernel<at::native::direct_copy_"
                             "kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}>"),
