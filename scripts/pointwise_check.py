@@ -12,7 +12,9 @@ dropout's backward, comparisons and tests, argmax, all, any, cumsum): ncu's
 time and DRAM traffic (reads plus what the SMs wrote into L2) and the
 annotation's bytes and warp instructions over ncu's. The kernels of the
 iteration whose names agree best with the ncu rows are paired in launch
-order.
+order. Last, the held-out check on two H100 captures whose clamp and hard
+activation kernels alone were measured (validation/h100/heldout20/, device
+h100-sxm), per functor.
 
   python3 scripts/pointwise_check.py [--dvfsim build/apps/dvfsim] [--ops REGEX]
 """
@@ -42,10 +44,10 @@ OPS = (r"clamp_min|hardswish|hardtanh|hardsigmoid|dropout_backward|isneginf|aten
        r"cumsum)$|threshold_backward")
 
 
-def kernels(dvfsim, tmp, stem):
+def kernels(dvfsim, tmp, stem, device="h200"):
     """The SM kernels of a capture with their operator, class, work source and work."""
     out = os.path.join(tmp, stem.replace("/", "_"))
-    subprocess.run([dvfsim, "run", "--trace", os.path.join(ROOT, stem + ".kineto.json.gz"), "--device", "h200",
+    subprocess.run([dvfsim, "run", "--trace", os.path.join(ROOT, stem + ".kineto.json.gz"), "--device", device,
                     "--policy", "native", "--baseline", "none", "--out", out, "--outputs", "kernels"],
                    check=True, capture_output=True)
     with open(os.path.join(out, "names.csv")) as f:
@@ -106,6 +108,39 @@ def against_ncu(dvfsim, tmp, ops):
                   f"{a[5] / max(a[3], 1):6.2f}  {a[6]}")
 
 
+H20 = "validation/h100/heldout20/"
+HELD_OUT = [  # (trace stem, ncu of the pointwise kernels alone, the functors they hold)
+    (H20 + "mobilenetv3_small_train_b256", H20 + "ncu_pointwise_mobilenetv3_small_train_b256.subset.csv.gz",
+     ("hardswish_backward", "hardswish", "hardsigmoid_backward", "hardsigmoid", "clamp")),
+    (H20 + "vgg16_train_b64_adamw", H20 + "ncu_pointwise_vgg16_train_b64_adamw.subset.csv.gz",
+     ("clamp", "threshold")),
+]
+
+
+def held_out(dvfsim, tmp):
+    print("Held out (validation/h100/heldout20/, h100-sxm), per functor:")
+    for stem, ncu, functors in HELD_OUT:
+        def functor(name):
+            return next((f for f in functors if f in name), None)
+        ks, rows = kernels(dvfsim, tmp, stem, "h100-sxm"), read_ncu_rows(os.path.join(ROOT, ncu))
+        pairs = []
+        for it in sorted({k["it"] for k in ks}):
+            sel = [(k, r) for k, r in zip([k for k in ks if k["it"] == it and functor(k["name"])], rows)
+                   if functor(k["name"]) == functor(r["kernel"])]
+            pairs = sel if len(sel) > len(pairs) else pairs
+        agg = collections.defaultdict(lambda: [0, 0.0, 0.0, 0.0, 0.0, 0.0])
+        for k, r in pairs:
+            d, dram, inst = measured(r)
+            width = re.search(r"vectorized_elementwise_kernel<(\d+)", r["kernel"])
+            a = agg[(functor(k["name"]), width.group(1) if width else "strided")]
+            a[0] += 1; a[1] += d; a[2] += dram; a[3] += inst; a[4] += k["dram"]; a[5] += k["inst"]
+        print(f"  {os.path.basename(stem)} ({len(pairs)} of {len(rows)} rows paired)")
+        print(f"    {'functor':22s} {'<V>':>7s} {'n':>3s} {'ncu us':>7s} {'DRAM MB':>8s} {'bytes':>6s} {'instr.':>6s}")
+        for (f, v), a in sorted(agg.items(), key=lambda x: -x[1][1]):
+            print(f"    {f:22s} {v:>7s} {a[0]:3d} {a[1] / 1e3:7.0f} {a[2] / 1e6:8.1f} {a[4] / max(a[2], 1):6.2f} "
+                  f"{a[5] / max(a[3], 1):6.2f}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dvfsim", default=os.path.join(ROOT, "build/apps/dvfsim"))
@@ -114,6 +149,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         fallback_shares(args.dvfsim, tmp)
         against_ncu(args.dvfsim, tmp, args.ops)
+        held_out(args.dvfsim, tmp)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Second device call of this folder (either GPU): Nsight Compute
+# (--clock-control none) on the clamp, hard swish and hard sigmoid kernels of
+# one MobileNetV3-Small step and the ReLU kernels (clamp, threshold) of one
+# VGG-16 step. run.sh's filter missed them: ncu's -k matches the function's
+# base name, `vectorized_elementwise_kernel` for every ATen pointwise kernel;
+# here it matches the demangled name, which holds the functor.
+#   bash validation/h200/heldout20/run2.sh OUTDIR
+# Leaves OUTDIR/ncu2.log and OUTDIR/ncu2.tar.gz.
+source "$(dirname "${BASH_SOURCE[0]}")/../heldout3/lib.sh" "${1:-}" ncu2.log
+v=$root/validation/h200
+board
+ncu_demangled() {
+  local lim=$1 re=$2
+  shift 2
+  mkdir -p "$w/ncu_raw"
+  OUT="$w/ncu_raw" BUDGET=$((lim + 5)) LIMIT="$lim" NCU_EXTRA="--kernel-name-base demangled -k regex:$re" \
+    bash "$root/traces/capture/run_h200_ncu.sh" "$@"
+}
+ncu_demangled 150 'hardswish|hardsigmoid|clamp' "mobilenetv3_small_train_b256=$v/heldout4/workloads.py:mobilenetv3_small_train"
+ncu_demangled 120 'clamp|threshold' "vgg16_train_b64_adamw=$v/heldout3/workloads.py:vgg16_train"
+ncu_reduce "$w"
+echo "total $((SECONDS - T0)) s"
+pack ncu2
