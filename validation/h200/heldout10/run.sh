@@ -17,16 +17,13 @@
 # Leaves OUTDIR/run.log and OUTDIR/caps.tar.gz.
 source "$(dirname "${BASH_SOURCE[0]}")/../ops/lib.sh" "${1:-}" run.log
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$here/h200_list.sh"
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 board
 v=$root/validation
 capops "add:60"
 if [[ $gpu == *H200* ]]; then
-  capw ddpm_unet_train_b64_64 diffusion-unet-train 90 "$v/h100/heldout8/workloads.py:ddpm_unet_train"
-  capw whisper_small_train_b32 speech-enc-dec-train 120 "$v/h100/heldout8/workloads.py:whisper_train"
-  capw unet3d_w24_train_b1_112 volumetric-cnn-train 90 "$v/h100/heldout9/workloads.py:unet3d_w24_train"
-  capw unet2d_c32_train_b16_256 unet-train 90 "$v/h100/heldout9/workloads.py:unet2d_c32_train"
-  capw fasterrcnn_train_b4_512 detection-train 90 "$here/workloads.py:fasterrcnn_train"
+  h200_list
   capx add_end 60 add
 else
   mkdir -p "$w/calib"

@@ -16,16 +16,13 @@
 #   bash validation/h200/heldout20/run.sh OUTDIR
 # Leaves OUTDIR/caps20.log and OUTDIR/caps20.tar.gz.
 source "$(dirname "${BASH_SOURCE[0]}")/../ops/lib.sh" "${1:-}" caps20.log
+source "$(dirname "${BASH_SOURCE[0]}")/../heldout10/h200_list.sh"
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 v=$root/validation/h200
 board
 nets() {
   if [[ $gpu == *H200* ]]; then
-    capw ddpm_unet_train_b64_64 diffusion-unet-train 90 "$root/validation/h100/heldout8/workloads.py:ddpm_unet_train"
-    capw whisper_small_train_b32 speech-enc-dec-train 120 "$root/validation/h100/heldout8/workloads.py:whisper_train"
-    capw unet3d_w24_train_b1_112 volumetric-cnn-train 90 "$root/validation/h100/heldout9/workloads.py:unet3d_w24_train"
-    capw unet2d_c32_train_b16_256 unet-train 90 "$root/validation/h100/heldout9/workloads.py:unet2d_c32_train"
-    capw fasterrcnn_train_b4_512 detection-train 90 "$v/heldout10/workloads.py:fasterrcnn_train"
+    h200_list
   else
     capw mobilenetv3_small_train_b256 cnn-train 90 "$v/heldout4/workloads.py:mobilenetv3_small_train"
     capw vgg16_train_b64_adamw cnn-train 90 "$v/heldout3/workloads.py:vgg16_train"

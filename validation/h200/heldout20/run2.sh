@@ -10,15 +10,8 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../heldout3/lib.sh" "${1:-}" ncu2.log
 v=$root/validation/h200
 board
-ncu_demangled() {
-  local lim=$1 re=$2
-  shift 2
-  mkdir -p "$w/ncu_raw"
-  OUT="$w/ncu_raw" BUDGET=$((lim + 5)) LIMIT="$lim" NCU_EXTRA="--kernel-name-base demangled -k regex:$re" \
-    bash "$root/traces/capture/run_h200_ncu.sh" "$@"
-}
-ncu_demangled 150 'hardswish|hardsigmoid|clamp' "mobilenetv3_small_train_b256=$v/heldout4/workloads.py:mobilenetv3_small_train"
-ncu_demangled 120 'clamp|threshold' "vgg16_train_b64_adamw=$v/heldout3/workloads.py:vgg16_train"
+NCU_NAME_BASE=demangled ncu_run 150 'hardswish|hardsigmoid|clamp' "mobilenetv3_small_train_b256=$v/heldout4/workloads.py:mobilenetv3_small_train"
+NCU_NAME_BASE=demangled ncu_run 120 'clamp|threshold' "vgg16_train_b64_adamw=$v/heldout3/workloads.py:vgg16_train"
 ncu_reduce "$w"
 echo "total $((SECONDS - T0)) s"
 pack ncu2

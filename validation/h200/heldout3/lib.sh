@@ -49,11 +49,15 @@ pack() {
 # step whose names match REGEX ('' for every kernel), through
 # traces/capture/run_h200_ncu.sh, which applies one filter to all the
 # workloads of a call: hence one call per workload. Raw CSVs go to $w/ncu_raw.
+# REGEX is matched against the function's base name (ATen's pointwise kernels
+# are all `vectorized_elementwise_kernel`) unless NCU_NAME_BASE=demangled is
+# set, which matches the whole demangled name with its functor.
 ncu_run() {
   local lim=$1 re=$2
   shift 2
   mkdir -p "$w/ncu_raw"
-  OUT="$w/ncu_raw" BUDGET=$((lim + 5)) LIMIT="$lim" NCU_EXTRA="${re:+-k regex:$re}" \
+  OUT="$w/ncu_raw" BUDGET=$((lim + 5)) LIMIT="$lim" \
+    NCU_EXTRA="${NCU_NAME_BASE:+--kernel-name-base $NCU_NAME_BASE }${re:+-k regex:$re}" \
     bash "$root/traces/capture/run_h200_ncu.sh" "$@"
 }
 
