@@ -14,7 +14,8 @@ annotation's bytes and warp instructions over ncu's. The kernels of the
 iteration whose names agree best with the ncu rows are paired in launch
 order. Last, the held-out check on two H100 captures whose clamp and hard
 activation kernels alone were measured (validation/h100/heldout20/, device
-h100-sxm), per functor.
+h100-sxm), per functor, and the same VGG-16 step's pooling and reduction
+kernels, per kernel family.
 
   python3 scripts/pointwise_check.py [--dvfsim build/apps/dvfsim] [--ops REGEX]
 """
@@ -141,6 +142,26 @@ def held_out(dvfsim, tmp):
                   f"{a[5] / max(a[3], 1):6.2f}")
 
 
+def vgg_pooling(dvfsim, tmp):
+    stem, ncu = H20 + "vgg16_train_b64_adamw", H20 + "ncu_vgg16_train_b64_adamw.subset.csv.gz"
+    ks, rows = kernels(dvfsim, tmp, stem, "h100-sxm"), read_ncu_rows(os.path.join(ROOT, ncu))
+    names = {base_name(r["kernel"]) for r in rows}
+    pairs = []
+    for it in sorted({k["it"] for k in ks}):
+        sel = [(k, r) for k, r in zip([k for k in ks if k["it"] == it and base_name(k["name"]) in names], rows)
+               if base_name(k["name"]) == base_name(r["kernel"])]
+        pairs = sel if len(sel) > len(pairs) else pairs
+    agg = collections.defaultdict(lambda: [0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    for k, r in pairs:
+        d, dram, inst = measured(r)
+        a = agg[base_name(k["name"])]
+        a[0] += 1; a[1] += d; a[2] += dram; a[3] += inst; a[4] += k["dram"]; a[5] += k["inst"]
+    print(f"  VGG-16's pooling and reductions ({len(pairs)} of {len(rows)} rows paired)")
+    for f, a in sorted(agg.items(), key=lambda x: -x[1][1]):
+        print(f"    {f:30s} {a[0]:3d} {a[1] / 1e3:7.0f} {a[2] / 1e6:8.1f} {a[4] / max(a[2], 1):6.2f} "
+              f"{a[5] / max(a[3], 1):6.2f}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dvfsim", default=os.path.join(ROOT, "build/apps/dvfsim"))
@@ -150,6 +171,7 @@ def main():
         fallback_shares(args.dvfsim, tmp)
         against_ncu(args.dvfsim, tmp, args.ops)
         held_out(args.dvfsim, tmp)
+        vgg_pooling(args.dvfsim, tmp)
 
 
 if __name__ == "__main__":
