@@ -369,11 +369,19 @@ double flops_per_element(std::string_view op) {
   return 1;
 }
 
+// Pointwise operators whose result is bool (one byte an element) whatever
+// their inputs: comparisons and tests.
+bool bool_result(std::string_view o) {
+  static constexpr std::string_view kNames[] = {
+      "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isneginf", "isposinf", "logical_not"};
+  return std::ranges::find(kNames, o) != std::end(kNames);
+}
+
 // ATen's pointwise operators (the rules' names: no namespace, no leading or
 // in-place '_'): one TensorIterator kernel that reads its tensor inputs and
 // writes one result. Activations run under their own names or under the
 // operator they dispatch to (F.relu(inplace=True) launches aten::clamp_min_,
-// ReLU6 aten::hardtanh_).
+// ReLU6 aten::hardtanh_). Comparisons and tests: bool_result.
 bool is_elementwise(std::string_view o) {
   static constexpr std::string_view kNames[] = {
       // arithmetic
@@ -390,19 +398,9 @@ bool is_elementwise(std::string_view o) {
       "hardsigmoid", "hardsigmoid_backward", "hardtanh", "hardtanh_backward", "leaky_relu",
       "leaky_relu_backward", "elu", "elu_backward", "mish", "mish_backward", "softplus",
       "softplus_backward", "dropout", "native_dropout", "native_dropout_backward",
-      // comparisons and tests (bool results: bool_result)
-      "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isneginf", "isposinf", "logical_not",
       // copies and fills
       "copy", "fill", "zero", "clone", "to_copy", "cat", "stack"};
-  return std::ranges::find(kNames, o) != std::end(kNames);
-}
-
-// Pointwise operators whose result is bool (one byte an element) whatever
-// their inputs.
-bool bool_result(std::string_view o) {
-  static constexpr std::string_view kNames[] = {
-      "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isneginf", "isposinf", "logical_not"};
-  return std::ranges::find(kNames, o) != std::end(kNames);
+  return std::ranges::find(kNames, o) != std::end(kNames) || bool_result(o);
 }
 
 // The dimension a tensor is contiguous in: the last one of size > 1 with
