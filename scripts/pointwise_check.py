@@ -32,6 +32,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 sys.path.insert(0, os.path.join(ROOT, "traces", "capture"))
 from ncu_compare import base_name, read_ncu_rows  # noqa: E402
+from ncu_utilisation import measured  # noqa: E402
 from validation_table import CAPTURES  # noqa: E402
 
 H, C = "validation/h200/heldout/", "validation/h200/classes/"
@@ -80,9 +81,35 @@ def fallback_shares(dvfsim, tmp):
         print(f"  {100 * s:6.1f}  {op} ({cls})")
 
 
-def measured(r):
-    dram = float(r["dram_read_bytes"]) + float(r.get("l2_write_bytes") or r["dram_write_bytes"])
-    return float(r["duration_ns"]), dram, float(r["instructions"])
+def same_base(k, r):
+    return base_name(k["name"]) == base_name(r["kernel"])
+
+
+def paired(ks, rows, keep=lambda k: True, same=same_base):
+    """(kernel, ncu row) pairs, in launch order, of the iteration whose kept
+    kernels agree best with the rows."""
+    best = []
+    for it in sorted({k["it"] for k in ks}):
+        sel = [(k, r) for k, r in zip([k for k in ks if k["it"] == it and keep(k)], rows) if same(k, r)]
+        best = sel if len(sel) > len(best) else best
+    return best
+
+
+def aggregate(pairs, key):
+    """Per key(kernel, row): kernels, ncu's ns, DRAM bytes and instructions,
+    the annotation's bytes and instructions, and the last kernel's work source."""
+    agg = collections.defaultdict(lambda: [0, 0.0, 0.0, 0.0, 0.0, 0.0, ""])
+    for k, r in pairs:
+        d, dram, inst = measured(r)
+        a = agg[key(k, r)]
+        a[0] += 1; a[1] += d; a[2] += dram; a[3] += inst; a[4] += k["dram"]; a[5] += k["inst"]; a[6] = k["src"]
+    return sorted(agg.items(), key=lambda x: -x[1][1])
+
+
+def row(name, a, width=30):
+    """name, kernels, ncu us, DRAM MB, annotated over ncu bytes and instructions."""
+    return (f"{name:{width}s} {a[0]:3d} {a[1] / 1e3:7.0f} {a[2] / 1e6:8.1f} {a[4] / max(a[2], 1):6.2f} "
+            f"{a[5] / max(a[3], 1):6.2f}")
 
 
 def against_ncu(dvfsim, tmp, ops):
@@ -90,23 +117,11 @@ def against_ncu(dvfsim, tmp, ops):
     rx = re.compile(ops)
     for tag, stem, ncu in NCU:
         ks, rows = kernels(dvfsim, tmp, stem), read_ncu_rows(os.path.join(ROOT, ncu))
-        pairs = []
-        for it in sorted({k["it"] for k in ks}):
-            sel = [(k, r) for k, r in zip([k for k in ks if k["it"] == it], rows)
-                   if base_name(k["name"]) == base_name(r["kernel"])]
-            pairs = sel if len(sel) > len(pairs) else pairs
-        agg = collections.defaultdict(lambda: [0, 0.0, 0.0, 0.0, 0.0, 0.0, ""])
-        for k, r in pairs:
-            if not rx.search(k["op"]):
-                continue
-            d, dram, inst = measured(r)
-            a = agg[k["op"]]
-            a[0] += 1; a[1] += d; a[2] += dram; a[3] += inst; a[4] += k["dram"]; a[5] += k["inst"]; a[6] = k["src"]
+        pairs = paired(ks, rows)
         print(f"  {tag} ({len(pairs)} of {len(rows)} rows paired)")
         print(f"    {'operator':30s} {'n':>3s} {'ncu us':>7s} {'DRAM MB':>8s} {'bytes':>6s} {'instr.':>6s}  work")
-        for op, a in sorted(agg.items(), key=lambda x: -x[1][1]):
-            print(f"    {op:30s} {a[0]:3d} {a[1] / 1e3:7.0f} {a[2] / 1e6:8.1f} {a[4] / max(a[2], 1):6.2f} "
-                  f"{a[5] / max(a[3], 1):6.2f}  {a[6]}")
+        for op, a in aggregate([(k, r) for k, r in pairs if rx.search(k["op"])], lambda k, r: k["op"]):
+            print(f"    {row(op, a)}  {a[6]}")
 
 
 H20 = "validation/h100/heldout20/"
@@ -124,42 +139,25 @@ def held_out(dvfsim, tmp):
         def functor(name):
             return next((f for f in functors if f in name), None)
         ks, rows = kernels(dvfsim, tmp, stem, "h100-sxm"), read_ncu_rows(os.path.join(ROOT, ncu))
-        pairs = []
-        for it in sorted({k["it"] for k in ks}):
-            sel = [(k, r) for k, r in zip([k for k in ks if k["it"] == it and functor(k["name"])], rows)
-                   if functor(k["name"]) == functor(r["kernel"])]
-            pairs = sel if len(sel) > len(pairs) else pairs
-        agg = collections.defaultdict(lambda: [0, 0.0, 0.0, 0.0, 0.0, 0.0])
-        for k, r in pairs:
-            d, dram, inst = measured(r)
-            width = re.search(r"vectorized_elementwise_kernel<(\d+)", r["kernel"])
-            a = agg[(functor(k["name"]), width.group(1) if width else "strided")]
-            a[0] += 1; a[1] += d; a[2] += dram; a[3] += inst; a[4] += k["dram"]; a[5] += k["inst"]
+        pairs = paired(ks, rows, lambda k: functor(k["name"]), lambda k, r: functor(k["name"]) == functor(r["kernel"]))
+
+        def width(k, r):
+            v = re.search(r"vectorized_elementwise_kernel<(\d+)", r["kernel"])
+            return functor(k["name"]), v.group(1) if v else "strided"
         print(f"  {os.path.basename(stem)} ({len(pairs)} of {len(rows)} rows paired)")
         print(f"    {'functor':22s} {'<V>':>7s} {'n':>3s} {'ncu us':>7s} {'DRAM MB':>8s} {'bytes':>6s} {'instr.':>6s}")
-        for (f, v), a in sorted(agg.items(), key=lambda x: -x[1][1]):
-            print(f"    {f:22s} {v:>7s} {a[0]:3d} {a[1] / 1e3:7.0f} {a[2] / 1e6:8.1f} {a[4] / max(a[2], 1):6.2f} "
-                  f"{a[5] / max(a[3], 1):6.2f}")
+        for (f, v), a in aggregate(pairs, width):
+            print(f"    {row(f'{f:22s} {v:>7s}', a)}")
 
 
 def vgg_pooling(dvfsim, tmp):
     stem, ncu = H20 + "vgg16_train_b64_adamw", H20 + "ncu_vgg16_train_b64_adamw.subset.csv.gz"
     ks, rows = kernels(dvfsim, tmp, stem, "h100-sxm"), read_ncu_rows(os.path.join(ROOT, ncu))
     names = {base_name(r["kernel"]) for r in rows}
-    pairs = []
-    for it in sorted({k["it"] for k in ks}):
-        sel = [(k, r) for k, r in zip([k for k in ks if k["it"] == it and base_name(k["name"]) in names], rows)
-               if base_name(k["name"]) == base_name(r["kernel"])]
-        pairs = sel if len(sel) > len(pairs) else pairs
-    agg = collections.defaultdict(lambda: [0, 0.0, 0.0, 0.0, 0.0, 0.0])
-    for k, r in pairs:
-        d, dram, inst = measured(r)
-        a = agg[base_name(k["name"])]
-        a[0] += 1; a[1] += d; a[2] += dram; a[3] += inst; a[4] += k["dram"]; a[5] += k["inst"]
+    pairs = paired(ks, rows, lambda k: base_name(k["name"]) in names)
     print(f"  VGG-16's pooling and reductions ({len(pairs)} of {len(rows)} rows paired)")
-    for f, a in sorted(agg.items(), key=lambda x: -x[1][1]):
-        print(f"    {f:30s} {a[0]:3d} {a[1] / 1e3:7.0f} {a[2] / 1e6:8.1f} {a[4] / max(a[2], 1):6.2f} "
-              f"{a[5] / max(a[3], 1):6.2f}")
+    for f, a in aggregate(pairs, lambda k, r: base_name(k["name"])):
+        print(f"    {row(f, a)}")
 
 
 def main():
