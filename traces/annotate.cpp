@@ -638,6 +638,74 @@ std::optional<std::vector<std::int64_t>> spatial_list(std::string_view s, std::s
   return list;
 }
 
+// ---- upsampling -------------------------------------------------------------
+
+// upsample_{nearest,linear,bilinear,bicubic,trilinear}Nd(input, output_size,
+// ...) and their backward (grad_output, output_size, input_size, ...), as
+// ATen's CUDA kernels run them: the forward reads the input and writes the
+// output once (a tap's neighbours are cached), the backward reads the output
+// gradient and writes the input gradient (zeroed by a fill of its own
+// operator before the interpolating modes add into it atomically; the
+// atomics' L2 traffic is not priced, as the scatters' is not). Warp
+// instructions per element on the output side (the forward's outputs, the
+// backward's output-gradient elements), Nsight Compute (--clock-control none)
+// on the networks' kernels, each rate constant to 3 % over the shapes of its
+// capture; the captures named set them, the others are held out
+// (docs/validation.md, "Upsampling"):
+//  - nearest (upsample_nearest2d_out_frame, backward_out_frame): 1.328 and
+//    1.144 per element at three shapes of the 2-D U-Net (fp32, H200,
+//    validation/h200/heldout5/ncu_unet_train_b8_128);
+//  - linear modes on NCHW tensors (upsample_bilinear2d_out_frame, a thread
+//    per output pixel looping over the channels): 0.894 forward (FCN-ResNet-50,
+//    heldout7; held out: DeepLabV3's 1x1 -> 32x32, 0.735), 5.50 backward
+//    (DeepLabV3, heldout6; held out: FCN-ResNet-50, 5.50); on channels-last
+//    tensors (the _nhwc_ kernels, a thread per element): 6.63 forward and
+//    6.66 backward (DeepLabV3);
+//  - trilinear: 2.33 forward, 2.95 backward (the 3-D U-Net's three levels,
+//    fp32, heldout7; held out: an H100's bf16 forward at 56^3 -> 112^3,
+//    2.78, validation/h100/heldout19); a 16-bit backward adds through
+//    compare-and-swap loops: 9.66 (that H100 capture, its only measurement).
+// Bicubic takes the linear modes' rates: an assumption (16 taps, not measured).
+std::optional<OpWork> upsample_work(const Args& a, std::string_view o) {
+  const bool backward = contains(o, "backward");
+  const Shape* x = a.tensor(0);  // the input, or the output gradient
+  if (!x || x->size() < 3) return std::nullopt;
+  const std::size_t dims = x->size() - 2;
+  const double planes = static_cast<double>((*x)[0]) * static_cast<double>((*x)[1]);
+  double other_side = 0;  // the output's elements, or the input gradient's
+  if (backward) {
+    const auto input_size = parse_int_list(a.concrete(2));
+    if (!input_size || input_size->size() != x->size()) return std::nullopt;
+    other_side = 1;
+    for (const std::int64_t d : *input_size) other_side *= static_cast<double>(d);
+  } else {
+    const auto out = spatial_list(a.concrete(1), dims);
+    if (!out) return std::nullopt;
+    other_side = planes;
+    for (const std::int64_t d : *out) other_side *= static_cast<double>(d);
+  }
+  const double out_side = backward ? numel(*x) : other_side;
+  const int es = a.elt(0);
+  const auto strides = a.strides(0);
+  // Channels-last: unit channel stride over more than one pixel (a 1x1 map is
+  // both layouts, and ATen runs the NCHW kernel on it).
+  const bool channels_last = dims == 2 && strides.size() == 1 && strides[0].size() == 4 &&
+                             strides[0][1] == 1 && (*x)[1] > 1 && (*x)[2] * (*x)[3] > 1;
+  double per_element = 0;
+  if (contains(o, "nearest")) {
+    per_element = backward ? 1.144 : 1.328;
+  } else if (contains(o, "trilinear")) {
+    per_element = backward ? (es <= 2 ? 9.66 : 2.95) : 2.33;
+  } else if (channels_last) {
+    per_element = backward ? 6.66 : 6.63;
+  } else {
+    per_element = backward ? 5.50 : 0.894;
+  }
+  OpWork w{0, (numel(*x) + other_side) * es};
+  w.instructions = per_element * out_side;
+  return w;
+}
+
 }  // namespace
 
 double depthwise_instructions(ConvPass pass, double outputs, double taps) {
@@ -1165,6 +1233,7 @@ std::optional<OpWork> estimate_op_work(const OpCall& op, int list_element_bytes)
   if (contains(full, "attention")) return attention_work(a, full);
   if (contains(o, "conv")) return conv_work(a, o);
   if (contains(o, "_pool")) return pool_work(a, o);
+  if (o.starts_with("upsample_")) return upsample_work(a, o);
   if (contains(o, "layer_norm") || contains(o, "rms_norm") || contains(o, "group_norm") ||
       contains(o, "batch_norm"))
     return norm_work(a, o, contains(o, "backward"));

@@ -175,6 +175,52 @@ TEST(EstimateOpWork, ReductionsOverOneDimAndScans) {
   EXPECT_DOUBLE_EQ(norm->dram_bytes, 64.0 * 32 * 4 + 4);
 }
 
+TEST(EstimateOpWork, UpsamplingReadsOneSideAndWritesTheOther) {
+  // Nearest x2 of [8, 512, 16, 16] floats to 32 x 32: 4 MiB read, 16 MiB
+  // written, 1.328 warp instructions per output element (4 Mi outputs).
+  const auto near = estimate_op_work(
+      {"aten::upsample_nearest2d",
+       {tensor({8, 512, 16, 16}, "float"), scalar("[32, 32]"), scalar("2."), scalar("2.")}});
+  ASSERT_TRUE(near);
+  const double in = 8.0 * 512 * 16 * 16, out = 4 * in;
+  EXPECT_DOUBLE_EQ(near->dram_bytes, 4 * (in + out));
+  EXPECT_DOUBLE_EQ(near->instructions, 1.328 * out);
+  // Its backward reads the 16 MiB gradient and writes the 4 MiB input
+  // gradient; 1.144 per gradient element read.
+  const auto back = estimate_op_work({"aten::upsample_nearest2d_backward",
+                                      {tensor({8, 512, 32, 32}, "float"), scalar("[32, 32]"),
+                                       scalar("[8, 512, 16, 16]"), scalar("2."), scalar("2.")}});
+  ASSERT_TRUE(back);
+  EXPECT_DOUBLE_EQ(back->dram_bytes, 4 * (out + in));
+  EXPECT_DOUBLE_EQ(back->instructions, 1.144 * out);
+  // Bilinear on a channels-last map takes the per-element kernel's rate;
+  // a 1 x 1 map is both layouts and takes the NCHW kernel's.
+  OpInput nhwc = tensor({8, 21, 32, 32}, "float");
+  nhwc.strides = {{21504, 1, 672, 21}};
+  const auto bilinear = estimate_op_work(
+      {"aten::upsample_bilinear2d", {nhwc, scalar("[256, 256]"), scalar("False")}});
+  ASSERT_TRUE(bilinear);
+  EXPECT_DOUBLE_EQ(bilinear->dram_bytes, 4.0 * 8 * 21 * (32 * 32 + 256 * 256));
+  EXPECT_DOUBLE_EQ(bilinear->instructions, 6.63 * 8 * 21 * 256 * 256);
+  OpInput pixel = tensor({8, 256, 1, 1}, "float");
+  pixel.strides = {{256, 1, 1, 1}};
+  const auto pooled =
+      estimate_op_work({"aten::upsample_bilinear2d", {pixel, scalar("[32, 32]"), scalar("False")}});
+  ASSERT_TRUE(pooled);
+  EXPECT_DOUBLE_EQ(pooled->instructions, 0.894 * 8 * 256 * 32 * 32);
+  // A trilinear backward on bf16 adds through compare-and-swap: 9.66 per
+  // gradient element against 2.95 on floats.
+  const auto tri = estimate_op_work({"aten::upsample_trilinear3d_backward",
+                                     {tensor({1, 48, 112, 112, 112}), scalar("[112, 112, 112]"),
+                                      scalar("[1, 48, 56, 56, 56]"), scalar("False")}});
+  ASSERT_TRUE(tri);
+  EXPECT_DOUBLE_EQ(tri->dram_bytes, 2.0 * 48 * (112.0 * 112 * 112 + 56.0 * 56 * 56));
+  EXPECT_DOUBLE_EQ(tri->instructions, 9.66 * 48 * 112 * 112 * 112);
+  // No output size recorded: no rule (the duration fallback).
+  EXPECT_FALSE(estimate_op_work(
+      {"aten::upsample_nearest2d", {tensor({8, 512, 16, 16}, "float"), scalar("")}}));
+}
+
 TEST(EstimateOpWork, AWrappedNumberDoesNotWidenTheResult) {
   // `x * 0.5` records the number as a 0-dim "double" tensor: a bf16 x of
   // 1024 elements is read (2 KB), the number (8 bytes), and a bf16 result
