@@ -651,25 +651,28 @@ std::optional<std::vector<std::int64_t>> spatial_list(std::string_view s, std::s
 // backward's output-gradient elements), Nsight Compute (--clock-control none)
 // on the networks' kernels, each rate constant to 3 % over the shapes of its
 // capture; the captures named set them, the others are held out
-// (docs/validation.md, "Upsampling"):
+// (docs/validation.md, "Upsampling and roll from their shapes"):
 //  - nearest (upsample_nearest2d_out_frame, backward_out_frame): 1.328 and
 //    1.144 per element at three shapes of the 2-D U-Net (fp32, H200,
 //    validation/h200/heldout5/ncu_unet_train_b8_128);
 //  - linear modes on NCHW tensors (upsample_bilinear2d_out_frame, a thread
 //    per output pixel looping over the channels): 0.894 forward (FCN-ResNet-50,
 //    heldout7; held out: DeepLabV3's 1x1 -> 32x32, 0.735), 5.50 backward
-//    (DeepLabV3, heldout6; held out: FCN-ResNet-50, 5.50); on channels-last
+//    (DeepLabV3, heldout6; held out: FCN-ResNet-50, 5.50); bilinear on channels-last
 //    tensors (the _nhwc_ kernels, a thread per element): 6.63 forward and
 //    6.66 backward (DeepLabV3);
 //  - trilinear: 2.33 forward, 2.95 backward (the 3-D U-Net's three levels,
 //    fp32, heldout7; held out: an H100's bf16 forward at 56^3 -> 112^3,
 //    2.78, validation/h100/heldout19); a 16-bit backward adds through
 //    compare-and-swap loops: 9.66 (that H100 capture, its only measurement).
-// Bicubic takes the linear modes' rates: an assumption (16 taps, not measured).
+// Bicubic (one kernel for both layouts) takes the linear modes' NCHW rates,
+// and nearest on channels-last tensors (its _nhwc_ kernels) the NCHW ones:
+// assumptions, not measured.
 std::optional<OpWork> upsample_work(const Args& a, std::string_view o) {
   const bool backward = contains(o, "backward");
   const Shape* x = a.tensor(0);  // the input, or the output gradient
-  if (!x || x->size() < 3) return std::nullopt;
+  // Antialiased modes (_aa) run separable kernels of a wider support: no rule.
+  if (!x || x->size() < 3 || contains(o, "_aa")) return std::nullopt;
   const std::size_t dims = x->size() - 2;
   const double planes = static_cast<double>((*x)[0]) * static_cast<double>((*x)[1]);
   double other_side = 0;  // the output's elements, or the input gradient's
@@ -696,7 +699,7 @@ std::optional<OpWork> upsample_work(const Args& a, std::string_view o) {
     per_element = backward ? 1.144 : 1.328;
   } else if (contains(o, "trilinear")) {
     per_element = backward ? (es <= 2 ? 9.66 : 2.95) : 2.33;
-  } else if (channels_last) {
+  } else if (channels_last && contains(o, "bilinear")) {
     per_element = backward ? 6.66 : 6.63;
   } else {
     per_element = backward ? 5.50 : 0.894;
