@@ -42,7 +42,8 @@ std::string_view to_string(WorkSource s);
 // Where a kernel's instruction count came from: Nsight Compute
 // (sm__inst_executed, matched from a `<trace>.ncu.csv` sidecar), the
 // per-class estimate below (estimated_instructions), or a rule on its
-// operator's shapes (depthwise_instructions in traces/annotate.h).
+// operator's shapes (depthwise_instructions in traces/annotate.h) or on its
+// kernel family (CUB's primitives: AnnotateOptions::cub_issue_fraction).
 enum class InstructionSource : std::uint8_t { ncu, estimated, shapes };
 std::string_view to_string(InstructionSource s);
 std::optional<InstructionSource> parse_instruction_source(std::string_view s);

@@ -12,6 +12,7 @@
 #include "models/capture_device.h"
 #include "sim/error.h"
 #include "traces/classify.h"
+#include "traces/instructions.h"
 
 namespace dvfsim {
 namespace {
@@ -725,6 +726,12 @@ std::optional<OpWork> roll_work(const Args& a) {
 
 }  // namespace
 
+bool is_cub_primitive_kernel(std::string_view kernel_name) {
+  if (!contains(kernel_name, "cub::")) return false;
+  const std::string base = kernel_base_name(kernel_name);
+  return base.starts_with("Device") && base.ends_with("Kernel");
+}
+
 double depthwise_instructions(ConvPass pass, double outputs, double taps) {
   // cuDNN's depthwise kernels (conv2d_c1_k1_nhwc, dgrad2d_c1_k1_nhwc,
   // wgrad2d_c1_k1_nhwc) run on the SIMT pipes: Nsight Compute counted a + b x
@@ -1276,7 +1283,7 @@ std::optional<CaptureRoofline> capture_roofline(const CaptureInfo& capture) {
   const std::int32_t core = capture.core_mhz > 0 ? capture.core_mhz : d.default_core_mhz;
   const std::int32_t mem = capture.memory_mhz > 0 ? capture.memory_mhz : d.default_memory_mhz;
   return CaptureRoofline{d.dram_bytes_per_s(mem), d.tensor_flops_per_s(core),
-                         d.fp32_flops_per_s(core)};
+                         d.fp32_flops_per_s(core), d.issue_per_s(core)};
 }
 
 std::vector<double> traced_concurrency(std::span<const Kernel> kernels) {
@@ -1371,11 +1378,18 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
   };
 
   // cuDNN's layout transforms take their work from their launch (below), not
-  // from their convolution's; names repeat, so each is read once.
+  // from their convolution's, and CUB's primitives a family's; names repeat,
+  // so each is read once.
   std::vector<std::int8_t> transform_of(workload.names.size(), -1);
   const auto is_transform = [&](const Kernel& k) {
     std::int8_t& t = transform_of[k.name_id];
     if (t < 0) t = static_cast<std::int8_t>(is_layout_transform_kernel(workload.name(k)));
+    return t > 0;
+  };
+  std::vector<std::int8_t> cub_of(workload.names.size(), -1);
+  const auto is_cub = [&](const Kernel& k) {
+    std::int8_t& t = cub_of[k.name_id];
+    if (t < 0) t = static_cast<std::int8_t>(is_cub_primitive_kernel(workload.name(k)));
     return t > 0;
   };
 
@@ -1385,7 +1399,7 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
     const Kernel& k = kernels[i];
     const std::int32_t op = i < activities.size() ? activities[i].op_call : -1;
     if (op >= 0 && static_cast<std::size_t>(op) < op_calls.size() && k.cls != KernelClass::memset &&
-        k.cls != KernelClass::memcpy && !is_transform(k))
+        k.cls != KernelClass::memcpy && !is_transform(k) && !is_cub(k))
       kernels_of[static_cast<std::size_t>(op)].push_back(static_cast<std::uint32_t>(i));
   }
 
@@ -1417,6 +1431,18 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
       k.work.dram_bytes = std::min(lw->dram_bytes, cap);
       k.work.source = lw->dram_bytes <= cap ? WorkSource::shapes : WorkSource::fallback;
       k.work.instructions = lw->instructions;
+      k.work.instructions_source = InstructionSource::shapes;
+      continue;
+    }
+    if (is_cub(k)) {
+      const double s =
+          std::max(0.0, static_cast<double>(k.work.duration_ns) - options.fallback_fixed_ns) * 1e-9;
+      const double share = 1.0 / concurrency[i];
+      const double issue = roof.issue_per_s > 0 ? roof.issue_per_s : roof.fp32_flops_per_s / 64;
+      k.work.flops = 0;
+      k.work.dram_bytes = s * peak * options.cub_bandwidth_fraction * share;
+      k.work.source = WorkSource::fallback;
+      k.work.instructions = s * issue * options.cub_issue_fraction * share;
       k.work.instructions_source = InstructionSource::shapes;
       continue;
     }

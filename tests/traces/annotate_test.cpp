@@ -656,6 +656,40 @@ TEST(AnnotateWork, LayoutTransformsLeaveTheirConvolutionsWorkToItsKernels) {
   EXPECT_EQ(w.kernels[1].work.l2_excess_bytes, 0.0);
 }
 
+TEST(AnnotateWork, CubPrimitivesTakeTheirFamilysWork) {
+  // An embedding backward's index sort (CUB) and its gradient kernel, 1 ms
+  // each: the sort takes 0.027 of the DRAM peak and 0.022 of the issue peak
+  // over 1 ms less 1 us; the operator's bytes all go to the other kernel.
+  Workload w;
+  const std::string names[] = {
+      "void at_cuda_detail::cub::detail::radix_sort::DeviceRadixSortOnesweepKernel<long, int>",
+      "void at::native::compute_grad_weight<float>(long*, float*, int)"};
+  for (const std::string& n : names) {
+    Kernel k;
+    k.cls = KernelClass::other;
+    k.work.duration_ns = 1'000'000;
+    k.launch.grid[0] = 1, k.launch.grid[1] = 1, k.launch.grid[2] = 1, k.launch.block[0] = 256;
+    k.name_id = w.intern(n);
+    w.kernels.push_back(k);
+  }
+  // embedding_dense_backward(grad [64, 16] bf16, indices [64] int64, ...)
+  const std::vector<OpCall> ops = {{"aten::embedding_dense_backward",
+                                    {tensor({64, 16}), tensor({64}, "long int"), scalar("1000"),
+                                     scalar("-1"), scalar("False")}}};
+  const std::vector<ActivityFacts> facts = {{0, -1, false}, {0, -1, false}};
+  annotate_work(w, ops, facts, AnnotateOptions{{1e12, 1e15, 1e14, 1e11}});
+  const double s = 999e-6;
+  EXPECT_DOUBLE_EQ(w.kernels[0].work.dram_bytes, s * 1e12 * 0.027);
+  EXPECT_DOUBLE_EQ(w.kernels[0].work.instructions, s * 1e11 * 0.022);
+  EXPECT_EQ(w.kernels[0].work.instructions_source, InstructionSource::shapes);
+  EXPECT_EQ(w.kernels[0].work.source, WorkSource::fallback);
+  EXPECT_DOUBLE_EQ(w.kernels[1].work.dram_bytes, 2.0 * 64 * 16 * 2 + 4.0 * 64 * 8);
+  EXPECT_EQ(w.kernels[1].work.source, WorkSource::shapes);
+  // Not CUB's: a Device...Kernel outside a cub namespace keeps the fallback.
+  EXPECT_FALSE(is_cub_primitive_kernel("void mylib::DeviceScanKernel<int>(int*)"));
+  EXPECT_TRUE(is_cub_primitive_kernel("void cub::DeviceScanKernel<int>(int*)"));
+}
+
 // A tiled implicit GEMM reads each operand once per tile of the other
 // dimension: ceil(N/Nt)/N + ceil(M/Mt)/M bytes per FLOP at 2 bytes an element.
 TEST(ConvL2, TileReadsPerUsefulFlop) {
