@@ -374,7 +374,9 @@ double flops_per_element(std::string_view op) {
 // their inputs: comparisons and tests.
 bool bool_result(std::string_view o) {
   static constexpr std::string_view kNames[] = {
-      "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isneginf", "isposinf", "logical_not"};
+      "eq",      "ne",          "lt",          "le",         "gt",
+      "ge",      "isnan",       "isinf",       "isneginf",   "isposinf",
+      "signbit", "logical_not", "logical_and", "logical_or", "logical_xor"};
   return std::ranges::find(kNames, o) != std::end(kNames);
 }
 
@@ -388,19 +390,28 @@ bool is_elementwise(std::string_view o) {
       // arithmetic
       "add", "sub", "rsub", "mul", "div", "neg", "abs", "sign", "sgn", "reciprocal", "pow",
       "square", "remainder", "fmod", "minimum", "maximum", "clamp", "clamp_min", "clamp_max",
-      "floor", "ceil", "round", "trunc", "where", "masked_fill", "addcmul", "addcdiv", "lerp",
-      "nan_to_num",
+      "floor", "ceil", "round", "trunc", "frac", "where", "masked_fill", "addcmul", "addcdiv",
+      "lerp", "nan_to_num", "copysign", "hypot", "xlogy", "heaviside", "fmin", "fmax",
+      "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
       // transcendental
-      "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "erf",
-      "erfinv",
+      "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan",
+      "asin", "acos", "atan", "atan2", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "erfc",
+      "erfinv", "logit", "lgamma", "digamma",
       // activations and their gradients
       "gelu", "gelu_backward", "silu", "silu_backward", "relu", "threshold", "threshold_backward",
       "sigmoid", "sigmoid_backward", "tanh", "tanh_backward", "hardswish", "hardswish_backward",
       "hardsigmoid", "hardsigmoid_backward", "hardtanh", "hardtanh_backward", "leaky_relu",
       "leaky_relu_backward", "elu", "elu_backward", "mish", "mish_backward", "softplus",
-      "softplus_backward", "dropout", "native_dropout", "native_dropout_backward",
+      "softplus_backward", "dropout", "native_dropout", "native_dropout_backward", "celu", "selu",
+      "softshrink", "softshrink_backward", "hardshrink", "hardshrink_backward", "prelu_kernel",
+      "prelu_kernel_backward",
+      // pointwise losses before their reduction (mse_loss writes the squared
+      // errors that a mean child operator reduces) and their gradients
+      "mse_loss", "mse_loss_backward", "smooth_l1_loss", "smooth_l1_loss_backward", "huber_loss",
+      "huber_loss_backward", "binary_cross_entropy", "binary_cross_entropy_backward",
+      "soft_margin_loss", "soft_margin_loss_backward",
       // copies and fills
-      "copy", "fill", "zero", "clone", "to_copy", "cat", "stack"};
+      "copy", "fill", "zero", "clone", "to_copy", "cat", "stack", "flip", "tril", "triu"};
   return std::ranges::find(kNames, o) != std::end(kNames) || bool_result(o);
 }
 

@@ -145,6 +145,21 @@ TEST(EstimateOpWork, ActivationsAndTestsUnderTheirOwnNames) {
   const auto eq = estimate_op_work({"aten::eq", {tensor({16, 128}, "long int"), scalar("-100")}});
   ASSERT_TRUE(eq);
   EXPECT_DOUBLE_EQ(eq->dram_bytes, 2048.0 * (8 + 1));
+  // Two bool masks combined: 1 + 1 bytes in, 1 out an element.
+  const auto both =
+      estimate_op_work({"aten::logical_and", {tensor({4096}, "bool"), tensor({4096}, "bool")}});
+  ASSERT_TRUE(both);
+  EXPECT_DOUBLE_EQ(both->dram_bytes, 4096.0 * 3);
+  // mse_loss writes the squared errors its mean child then reduces: two
+  // float [64, 1000] in, one out.
+  const auto mse = estimate_op_work(
+      {"aten::mse_loss", {tensor({64, 1000}, "float"), tensor({64, 1000}, "float"), scalar("1")}});
+  ASSERT_TRUE(mse);
+  EXPECT_DOUBLE_EQ(mse->dram_bytes, 3.0 * 4 * 64000);
+  // flip reads and writes its tensor.
+  const auto flip = estimate_op_work({"aten::flip", {tensor({8, 3, 224, 224}), scalar("[3]")}});
+  ASSERT_TRUE(flip);
+  EXPECT_DOUBLE_EQ(flip->dram_bytes, 2.0 * 2 * 8 * 3 * 224 * 224);
 }
 
 TEST(EstimateOpWork, ReductionsOverOneDimAndScans) {
