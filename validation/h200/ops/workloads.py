@@ -92,6 +92,15 @@ NCDHW, 24-192 channels at 112^3-14^3), so that the miss is split between them.
 | --- | --- | --- |
 | bn_nchw | ``frames`` (default 0: 2-D) as well | with FRAMES > 0, ``nn.BatchNorm3d`` on N x C x FRAMES x HW x HW (the same ATen NCHW kernels, one block per channel) |
 | upsample3d | ``c``, ``n``, ``hw`` (default 48, 1, 56) | ``F.interpolate(scale_factor=2, mode="trilinear")`` of an N x C x HW^3 bf16 tensor, forward and backward (ATen's ``upsample_trilinear3d`` kernels; the backward adds atomically) |
+
+Prepared 2026-12-06 (night) for ``../heldout21/run.sh``: the upsampling and
+roll rules of traces/annotate.cpp held out on 2-D modes, dtypes and layouts
+that set none of them.
+
+| name | options | what one repetition runs |
+| --- | --- | --- |
+| upsample2d | ``c``, ``n``, ``hw`` (default 128, 16, 64), ``mode`` (nearest, bilinear, bicubic), ``cl`` (1: channels-last), ``dtype`` | ``F.interpolate(scale_factor=2, mode=...)`` of an N x C x HW x HW tensor, forward and backward (ATen's ``upsample_*2d`` kernels) |
+| roll | ``n``, ``hw``, ``c`` (default 32, 64, 128), ``dtype`` | ``torch.roll(shifts=(-4, -4), dims=(1, 2))`` of an N x HW x HW x C tensor, Swin's window shift (two ``roll_cuda_kernel`` launches) |
 """
 try:  # table.py reads OPS on machines without PyTorch
     import torch
@@ -103,7 +112,7 @@ OPS = ("copy", "to_nhwc", "to_nchw", "shuffle", "cat", "cat_aligned", "maxpool",
        "conv1x1", "bn", "vggconv", "vggconv_relu", "add",
        "add_mixed", "to_nhwc_fp32", "to_nchw_fp32", "transpose", "to_nhwc_c8", "dwconv7_s3",
        "conv_nchw", "conv_stem_nchw", "bn_nchw", "conv3d", "scatter", "gather", "layer_norm", "group_norm",
-       "rms_norm", "upsample3d")
+       "rms_norm", "upsample3d", "upsample2d", "roll")
 
 
 def _opts(given, defaults):
@@ -163,7 +172,7 @@ def _bn(device, shape, cl):
 
 def op(device, **kw):
     o = _opts(kw, {"name": "copy", "reps": 20, "c": 0, "n": 0, "hw": 0, "rows": 0, "features": 0, "groups": 32,
-                   "frames": 0, "dtype": "bf16"})
+                   "frames": 0, "dtype": "bf16", "mode": "nearest", "cl": 0})
     if o["dtype"] not in ("bf16", "fp32"):
         raise ValueError(f"unknown dtype '{o['dtype']}' (known: bf16, fp32)")
     dt = torch.bfloat16 if o["dtype"] == "bf16" else torch.float32
@@ -243,6 +252,20 @@ def op(device, **kw):
         def rep():
             F.interpolate(x, scale_factor=2, mode="trilinear", align_corners=False).backward(g)
             x.grad = None
+    elif name == "upsample2d":
+        if o["mode"] not in ("nearest", "bilinear", "bicubic"):
+            raise ValueError(f"unknown mode '{o['mode']}' (known: nearest, bilinear, bicubic)")
+        x = _rand(shape(16, 128, 64), device, cl=bool(o["cl"]), grad=True, dtype=dt)
+        y0 = F.interpolate(x, scale_factor=2, mode=o["mode"])
+        g = torch.randn_like(y0)
+
+        def rep():
+            F.interpolate(x, scale_factor=2, mode=o["mode"]).backward(g)
+            x.grad = None
+    elif name == "roll":
+        side = o["hw"] or 64
+        x = _rand((o["n"] or 32, side, side, o["c"] or 128), device, dtype=dt)
+        rep = lambda: torch.roll(x, shifts=(-4, -4), dims=(1, 2))  # noqa: E731
     elif name in ("scatter", "gather"):
         g = torch.Generator(device=device).manual_seed(0)
         rows = o["rows"] or 200000
@@ -286,5 +309,6 @@ def op(device, **kw):
     def step():
         for _ in range(reps):
             rep()
-    given = {k: o[k] for k in ("c", "n", "hw", "rows", "features", "groups", "frames", "dtype") if k in kw}
+    given = {k: o[k] for k in ("c", "n", "hw", "rows", "features", "groups", "frames", "dtype", "mode", "cl")
+             if k in kw}
     return {"step": step, "meta": {"model": f"operator '{name}' x {reps}", "op": name, "reps": reps, **given}}
