@@ -2,7 +2,8 @@
 """What Nsight Compute measured on kernels of chosen families, against the
 work annotation: the figures of docs/validation.md, "Kernels of no known
 family", "cuDNN's layout transforms and SIMT convolutions" and
-"Instruction estimates of elementwise kernels" (gathers).
+"Instruction estimates of elementwise kernels" (gathers), "Upsampling and
+roll from their shapes" (heldout21).
 
 For each capture (a Kineto trace and an ncu subset of one step, as
 ncu_reduce.py writes it, and the `-k regex` the ncu run selected kernels
@@ -68,6 +69,11 @@ TRANSFORMS = [(tag, H7 + stem, H7 + f"ncu_{stem}.subset.csv.gz", _CONV) for tag,
     ("ResNet-18 NCHW", H5 + "resnet18_nchw_train_b128", H7 + "ncu_resnet18_nchw_train_b128.subset.csv.gz",
      "ToNhwc|ToNchw"),
 ]
+# The upsampling and roll rules held out on an H100 (validation/h100/heldout21: each operator alone,
+# bf16 2-D modes in both layouts, fp32 roll); the DRAM and issue fractions are of the H200's peaks.
+H21 = "validation/h100/heldout21/"
+HELDOUT21 = [(f"heldout21 {tag}", H21 + f"op_{tag}", H21 + f"ncu_op_{tag}.subset.csv.gz", "upsample|roll")
+             for tag in ("up2d_near", "up2d_near_cl", "up2d_bil", "up2d_bil_cl", "up2d_bic", "roll_fp32")]
 # The tensor-core convolutions' instructions per FLOP, tried as a rate (not kept): fitted on this.
 TENSOR_CONV_FIT = ("ResNet-50 channels-last (classes/)", C + "resnet50_train_b128",
                    C + "resnet50_train_b128.ncu_kernels.csv.gz", None)
@@ -114,8 +120,8 @@ def sm_kernels(dvfsim, tmp, stem):
 def paired(dvfsim, tmp, stem, ncu, regex):
     """(kernel, ncu row) pairs of the iteration whose names agree best."""
     kernels = sm_kernels(dvfsim, tmp, stem)
-    rows = read_ncu_rows(os.path.join(ROOT, ncu))
     rx = re.compile(regex) if regex else None
+    rows = [r for r in read_ncu_rows(os.path.join(ROOT, ncu)) if rx is None or rx.search(base_name(r["kernel"]))]
     best = []
     for it in sorted({k["iteration"] for k in kernels}):
         sel = [k for k in kernels if k["iteration"] == it and (rx is None or rx.search(base_name(k["name"])))]
@@ -231,6 +237,9 @@ def main():
             families(tag, paired(args.dvfsim, tmp, stem, ncu, regex))
         print()
         for tag, stem, ncu, regex in SIXTH:
+            families(tag, paired(args.dvfsim, tmp, stem, ncu, regex))
+        print("\nupsampling and roll alone on an H100 (heldout21)")
+        for tag, stem, ncu, regex in HELDOUT21:
             families(tag, paired(args.dvfsim, tmp, stem, ncu, regex))
         print("\ncuDNN's layout transforms and convolutions, held out")
         for tag, stem, ncu, regex in TRANSFORMS:

@@ -4,8 +4,9 @@ warps") and docs/validation.md ("The 3-D U-Net's families alone"): `dvfsim
 hw validate --device h100-sxm --json` on every capture of this folder
 (run7.sh: NCHW batch norm at 16-512 channels, the GNN's scatter and gather,
 four networks), of norms/ (run8.sh: channels-last batch norm, layer norm
-and group norm at several grids) and of ../heldout19/ (the 3-D U-Net's
-batch norm, upsampling and convolutions at its shapes), one Markdown row
+and group norm at several grids), of ../heldout19/ (the 3-D U-Net's
+batch norm, upsampling and convolutions at its shapes) and of ../heldout21/
+(2-D upsampling in three modes and two layouts, roll), one Markdown row
 each: the measured power, and the model's time and power errors with the
 host at the capture's own pairing (the GPU and power models' error); each
 folder's streaming control (`op_add`, `op_add_end`) says how far its board
@@ -24,7 +25,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from validation_table import pct, validate  # noqa: E402
 
-FOLDERS = ((HERE, "7"), (os.path.join(HERE, "norms"), "8"), (os.path.join(HERE, "..", "heldout19"), "19"))
+FOLDERS = ((HERE, "7"), (os.path.join(HERE, "norms"), "8"), (os.path.join(HERE, "..", "heldout19"), "19"),
+           (os.path.join(HERE, "..", "heldout21"), "21"))
 
 
 def main():
