@@ -666,20 +666,25 @@ std::optional<std::vector<std::int64_t>> spatial_list(std::string_view s, std::s
 // (docs/validation.md, "Upsampling and roll from their shapes"):
 //  - nearest (upsample_nearest2d_out_frame, backward_out_frame): 1.328 and
 //    1.144 per element at three shapes of the 2-D U-Net (fp32, H200,
-//    validation/h200/heldout5/ncu_unet_train_b8_128);
+//    validation/h200/heldout5/ncu_unet_train_b8_128); held out on bf16 at
+//    another shape (an H100, validation/h100/heldout21): 1.328 and 1.123;
+//    on channels-last maps (the _nhwc_ kernels) 4.53 and 2.16 (that H100
+//    capture, their only measurement);
 //  - linear modes on NCHW tensors (upsample_bilinear2d_out_frame, a thread
 //    per output pixel looping over the channels): 0.894 forward (FCN-ResNet-50,
-//    heldout7; held out: DeepLabV3's 1x1 -> 32x32, 0.735), 5.50 backward
-//    (DeepLabV3, heldout6; held out: FCN-ResNet-50, 5.50); bilinear on channels-last
-//    tensors (the _nhwc_ kernels, a thread per element): 6.63 forward and
-//    6.66 backward (DeepLabV3);
+//    heldout7; held out: DeepLabV3's 1x1 -> 32x32, 0.735, and bf16 on an H100,
+//    heldout21, 0.914), 5.50 backward (DeepLabV3, heldout6; held out:
+//    FCN-ResNet-50, 5.50), 9.03 on 16-bit tensors (heldout21); bilinear on
+//    channels-last tensors (the _nhwc_ kernels, a thread per element): 6.63
+//    forward (DeepLabV3; held out: heldout21's bf16, 6.72) and 6.66 backward,
+//    9.78 on 16-bit tensors (heldout21);
+//  - bicubic (one kernel for both layouts, 16 taps): 3.07 forward and 26.0
+//    backward on bf16 (heldout21, its only measurement); on fp32 the
+//    backward takes the linear modes' fp32 / 16-bit ratio, an inference;
 //  - trilinear: 2.33 forward, 2.95 backward (the 3-D U-Net's three levels,
 //    fp32, heldout7; held out: an H100's bf16 forward at 56^3 -> 112^3,
-//    2.78, validation/h100/heldout19); a 16-bit backward adds through
-//    compare-and-swap loops: 9.66 (that H100 capture, its only measurement).
-// Bicubic (one kernel for both layouts) takes the linear modes' NCHW rates,
-// and nearest on channels-last tensors (its _nhwc_ kernels) the NCHW ones:
-// assumptions, not measured.
+//    2.78, validation/h100/heldout19), 9.66 backward on 16-bit tensors (that
+//    H100 capture, its only measurement).
 std::optional<OpWork> upsample_work(const Args& a, std::string_view o) {
   const bool backward = contains(o, "backward");
   const Shape* x = a.tensor(0);  // the input, or the output gradient
@@ -703,18 +708,25 @@ std::optional<OpWork> upsample_work(const Args& a, std::string_view o) {
   const int es = a.elt(0);
   const auto strides = a.strides(0);
   // Channels-last: unit channel stride over more than one pixel (a 1x1 map is
-  // both layouts, and ATen runs the NCHW kernel on it).
+  // both layouts, and ATen runs the NCHW kernel on it). Bilinear and nearest
+  // have _nhwc_ kernels; bicubic has one kernel for both.
   const bool channels_last = dims == 2 && strides.size() == 1 && strides[0].size() == 4 &&
-                             strides[0][1] == 1 && (*x)[1] > 1 && (*x)[2] * (*x)[3] > 1;
+                             strides[0][1] == 1 && (*x)[1] > 1 && (*x)[2] * (*x)[3] > 1 &&
+                             !contains(o, "bicubic");
+  // A 16-bit backward adds through compare-and-swap loops: 1.5-3.3x the
+  // fp32 rate where both are measured.
+  const bool half = es <= 2;
   double per_element = 0;
   if (contains(o, "nearest")) {
-    per_element = backward ? 1.144 : 1.328;
+    per_element = channels_last ? (backward ? 2.16 : 4.53) : (backward ? 1.144 : 1.328);
   } else if (contains(o, "trilinear")) {
-    per_element = backward ? (es <= 2 ? 9.66 : 2.95) : 2.33;
-  } else if (channels_last && contains(o, "bilinear")) {
-    per_element = backward ? 6.66 : 6.63;
+    per_element = backward ? (half ? 9.66 : 2.95) : 2.33;
+  } else if (contains(o, "bicubic")) {
+    per_element = backward ? (half ? 26.0 : 26.0 * 5.50 / 9.03) : 3.07;
+  } else if (channels_last) {
+    per_element = backward ? (half ? 9.78 : 6.66) : 6.63;
   } else {
-    per_element = backward ? 5.50 : 0.894;
+    per_element = backward ? (half ? 9.03 : 5.50) : 0.894;
   }
   OpWork w{0, (numel(*x) + other_side) * es};
   w.instructions = per_element * out_side;
@@ -726,8 +738,9 @@ std::optional<OpWork> upsample_work(const Args& a, std::string_view o) {
 // computing its source offset in 64-bit arithmetic. Nsight Compute on
 // Swin-T's six shapes, fp32 and bf16 (validation/h200/heldout5/
 // ncu_swin_t_train_b64): DRAM reads and L2 writes of the tensor's bytes each,
-// 3.03 warp instructions per element whatever the dtype (to 0.1 %); the
-// only capture with rolls, so not held out.
+// 3.03 warp instructions per element whatever the dtype (to 0.1 %). Held
+// out on an H100 (validation/h100/heldout21, fp32 [32, 64, 64, 128]): the
+// bytes to 0.1 %, 3.03 per element.
 std::optional<OpWork> roll_work(const Args& a) {
   if (!a.tensor(0)) return std::nullopt;
   OpWork w{0, 2 * a.bytes(0)};

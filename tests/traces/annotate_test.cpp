@@ -231,12 +231,17 @@ TEST(EstimateOpWork, UpsamplingReadsOneSideAndWritesTheOther) {
   ASSERT_TRUE(tri);
   EXPECT_DOUBLE_EQ(tri->dram_bytes, 2.0 * 48 * (112.0 * 112 * 112 + 56.0 * 56 * 56));
   EXPECT_DOUBLE_EQ(tri->instructions, 9.66 * 48 * 112 * 112 * 112);
-  // Bicubic has one kernel for both layouts: the NCHW rate on a channels-last
-  // map too. Antialiased modes run other kernels: no rule.
+  // Bicubic has one kernel for both layouts: its own rate on a channels-last
+  // map too (3.07 per output); nearest on a channels-last map its _nhwc_
+  // kernel's (4.53). Antialiased modes run other kernels: no rule.
   const auto bicubic =
       estimate_op_work({"aten::upsample_bicubic2d", {nhwc, scalar("[256, 256]"), scalar("False")}});
   ASSERT_TRUE(bicubic);
-  EXPECT_DOUBLE_EQ(bicubic->instructions, 0.894 * 8 * 21 * 256 * 256);
+  EXPECT_DOUBLE_EQ(bicubic->instructions, 3.07 * 8 * 21 * 256 * 256);
+  const auto near_cl =
+      estimate_op_work({"aten::upsample_nearest2d", {nhwc, scalar("[256, 256]"), scalar("8.")}});
+  ASSERT_TRUE(near_cl);
+  EXPECT_DOUBLE_EQ(near_cl->instructions, 4.53 * 8 * 21 * 256 * 256);
   EXPECT_FALSE(estimate_op_work(
       {"aten::_upsample_bilinear2d_aa", {nhwc, scalar("[256, 256]"), scalar("False")}}));
   // No output size recorded: no rule (the duration fallback).
