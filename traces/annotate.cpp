@@ -709,10 +709,10 @@ std::optional<OpWork> upsample_work(const Args& a, std::string_view o) {
   const auto strides = a.strides(0);
   // Channels-last: unit channel stride over more than one pixel (a 1x1 map is
   // both layouts, and ATen runs the NCHW kernel on it). Bilinear and nearest
-  // have _nhwc_ kernels; bicubic has one kernel for both.
+  // have _nhwc_ kernels; bicubic has one kernel for both (its rates below
+  // ignore the layout).
   const bool channels_last = dims == 2 && strides.size() == 1 && strides[0].size() == 4 &&
-                             strides[0][1] == 1 && (*x)[1] > 1 && (*x)[2] * (*x)[3] > 1 &&
-                             !contains(o, "bicubic");
+                             strides[0][1] == 1 && (*x)[1] > 1 && (*x)[2] * (*x)[3] > 1;
   // A 16-bit backward adds through compare-and-swap loops: 1.5-3.3x the
   // fp32 rate where both are measured.
   const bool half = es <= 2;
@@ -1356,11 +1356,20 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
   // itself; kernels that overlapped in the trace shared it, so each takes its
   // fractions over its mean concurrency (traced_concurrency).
   const std::vector<double> concurrency = traced_concurrency(kernels);
-  auto fallback = [&](Kernel& k) {
-    // Memsets and memcpys run on the copy engines: no SM launch to subtract.
+  // The seconds a kernel works at the fallback's fractions: its duration less
+  // the launch and drain (memsets and memcpys run on the copy engines: no SM
+  // launch to subtract); and its share of the GPU over its traced concurrency.
+  const auto work_seconds = [&](const Kernel& k) {
     const bool copy = k.cls == KernelClass::memset || k.cls == KernelClass::memcpy;
     const double d = static_cast<double>(k.work.duration_ns);
-    const double s = std::max(0.0, copy ? d : d - options.fallback_fixed_ns) * 1e-9;
+    return std::max(0.0, copy ? d : d - options.fallback_fixed_ns) * 1e-9;
+  };
+  const auto gpu_share = [&](const Kernel& k) {
+    return 1.0 / concurrency[static_cast<std::size_t>(&k - kernels.data())];
+  };
+  auto fallback = [&](Kernel& k) {
+    const double s = work_seconds(k);
+    const double share = gpu_share(k);
     const bool tensor =
         k.cls == KernelClass::gemm || k.cls == KernelClass::conv || k.cls == KernelClass::attention;
     double tensor_fraction = options.fallback_tensor_fraction;
@@ -1381,7 +1390,6 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
           tensor_fraction = options.fallback_mid_tile_tensor_fraction;
       }
     }
-    const double share = 1.0 / concurrency[static_cast<std::size_t>(&k - kernels.data())];
     if (tensor && !skinny) {
       // The fraction is of the kernel's own math pipe's peak: a TF32 MMA
       // takes two 16-bit MMAs' time, an FP32 SIMT GEMM runs on the FP32 units.
@@ -1459,9 +1467,8 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
       continue;
     }
     if (is_cub(k)) {
-      const double s =
-          std::max(0.0, static_cast<double>(k.work.duration_ns) - options.fallback_fixed_ns) * 1e-9;
-      const double share = 1.0 / concurrency[i];
+      const double s = work_seconds(k);
+      const double share = gpu_share(k);
       const double issue = roof.issue_per_s > 0 ? roof.issue_per_s : roof.fp32_flops_per_s / 64;
       k.work.flops = 0;
       k.work.dram_bytes = s * peak * options.cub_bandwidth_fraction * share;
