@@ -117,18 +117,28 @@ def sm_kernels(dvfsim, tmp, stem):
     return _SM_KERNELS[stem]
 
 
-def paired(dvfsim, tmp, stem, ncu, regex):
-    """(kernel, ncu row) pairs of the iteration whose names agree best."""
-    kernels = sm_kernels(dvfsim, tmp, stem)
-    rx = re.compile(regex) if regex else None
-    rows = [r for r in read_ncu_rows(os.path.join(ROOT, ncu)) if rx is None or rx.search(base_name(r["kernel"]))]
+def same_base(k, r):
+    return base_name(k["name"]) == base_name(r["kernel"])
+
+
+def best_iteration_pairs(kernels, rows, iteration="iteration", keep=lambda k: True, same=same_base):
+    """(kernel, ncu row) pairs, in launch order, of the iteration whose kept
+    kernels agree best with the rows (ncu profiled one step)."""
     best = []
-    for it in sorted({k["iteration"] for k in kernels}):
-        sel = [k for k in kernels if k["iteration"] == it and (rx is None or rx.search(base_name(k["name"])))]
-        pairs = [(k, r) for k, r in zip(sel, rows) if base_name(k["name"]) == base_name(r["kernel"])]
+    for it in sorted({k[iteration] for k in kernels}):
+        sel = [k for k in kernels if k[iteration] == it and keep(k)]
+        pairs = [(k, r) for k, r in zip(sel, rows) if same(k, r)]
         if len(pairs) > len(best):
             best = pairs
     return best
+
+
+def paired(dvfsim, tmp, stem, ncu, regex):
+    """(kernel, ncu row) pairs of the iteration whose names agree best."""
+    rx = re.compile(regex) if regex else None
+    selected = lambda name: rx is None or rx.search(base_name(name))  # noqa: E731
+    rows = [r for r in read_ncu_rows(os.path.join(ROOT, ncu)) if selected(r["kernel"])]
+    return best_iteration_pairs(sm_kernels(dvfsim, tmp, stem), rows, keep=lambda k: selected(k["name"]))
 
 
 def measured(r):

@@ -32,7 +32,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 sys.path.insert(0, os.path.join(ROOT, "traces", "capture"))
 from ncu_compare import base_name, read_ncu_rows  # noqa: E402
-from ncu_utilisation import measured  # noqa: E402
+from ncu_utilisation import best_iteration_pairs, measured, same_base  # noqa: E402
 from validation_table import CAPTURES  # noqa: E402
 
 H, C = "validation/h200/heldout/", "validation/h200/classes/"
@@ -81,18 +81,9 @@ def fallback_shares(dvfsim, tmp):
         print(f"  {100 * s:6.1f}  {op} ({cls})")
 
 
-def same_base(k, r):
-    return base_name(k["name"]) == base_name(r["kernel"])
-
-
 def paired(ks, rows, keep=lambda k: True, same=same_base):
-    """(kernel, ncu row) pairs, in launch order, of the iteration whose kept
-    kernels agree best with the rows."""
-    best = []
-    for it in sorted({k["it"] for k in ks}):
-        sel = [(k, r) for k, r in zip([k for k in ks if k["it"] == it and keep(k)], rows) if same(k, r)]
-        best = sel if len(sel) > len(best) else best
-    return best
+    """(kernel, ncu row) pairs of the iteration whose kept kernels agree best."""
+    return best_iteration_pairs(ks, rows, "it", keep, same)
 
 
 def aggregate(pairs, key):
