@@ -68,6 +68,16 @@ class Bench:
         self.busy_from_profile = False
 
 
+def bit_toggle_density(torch, t):
+    """Mean over the 32 bit lanes of a word of 2 p (1 - p), p the share of
+    ones in that lane over the words of tensor `t`: how often a lane flips
+    between two independent words of these data (random bits: 0.5, constant
+    data: 0)."""
+    w = t.reshape(-1).view(torch.int32)[: 1 << 24]
+    p = torch.stack([((w >> k) & 1).float().mean() for k in range(32)])
+    return float((2 * p * (1 - p)).mean())
+
+
 def build_benches(torch, F, args):
     bf16, fp32 = torch.bfloat16, torch.float32
     SHORT = {bf16: "bf16", fp32: "fp32"}
@@ -354,6 +364,63 @@ def build_benches(torch, F, args):
                    + twins(4096, 4096, 4096, burst) + [benches[-1]])
     if args.suite == "traffic":
         benches = traffic_benches(torch, args) + [benches[-1]]
+    if args.suite == "toggle":
+        # what the DRAM bus carries: the same 4 GiB device-to-device copy (copy
+        # engines: no SM instruction) on data whose bits toggle differently,
+        # and one elementwise kernel on random against ReLU'd data. Each row's
+        # note gives the data's toggle density (bit_toggle_density below).
+        # docs/calibration.md, "Bits on the memory bus".
+        def toggle_data(n_bytes, kind):
+            if kind == "fp32_bits":
+                return torch.randint(-2 ** 31, 2 ** 31 - 1, (n_bytes // 4,), device=dev,
+                                     dtype=torch.int32, generator=g).view(fp32)
+            if kind == "int64_index":
+                return torch.randint(0, 200_000, (n_bytes // 8,), device=dev, dtype=torch.int64,
+                                     generator=g)
+            if kind == "fp32_zeros":
+                return torch.zeros(n_bytes // 4, device=dev, dtype=fp32)
+            if kind == "fp32_bf16vals":  # fp32 holding bf16-rounded N(0, 1) values
+                return randn(n_bytes // 4, dtype=bf16).to(fp32)
+            dtype = {"fp32": fp32, "bf16": bf16, "fp16": torch.float16}[kind.split("_")[0]]
+            x = randn(n_bytes // torch.tensor([], dtype=dtype).element_size(), dtype=dtype)
+            return torch.relu(x) if kind.endswith("_relu") else x
+        def toggle_copy(kind, tag=""):
+            size = 4 * GB
+            def make():
+                src = toggle_data(size, kind)
+                dst = torch.empty_like(src)
+                def fn(i):
+                    dst.copy_(src)
+                return fn
+            return Bench(f"copy_4GB_{kind}{tag}", "memcpy", make, 0, 2 * size,
+                         note=f"dst.copy_(src), 4 GiB of {kind}, toggle density "
+                              f"{bit_toggle_density(torch, toggle_data(64 * MB, kind)):.4f}")
+        def toggle_axpy(kind):
+            n = 1 << 28
+            def make():
+                x, y = toggle_data(4 * n, kind), toggle_data(4 * n, kind)
+                z = torch.empty_like(x)
+                def fn(i):
+                    torch.add(y, x, alpha=0.5, out=z)
+                return fn
+            return Bench(f"ew_axpy_{kind}", "elementwise", make, 2 * n, 3 * n * 4,
+                         note=f"z = y + 0.5 x as ew_axpy_fp32, {kind}, toggle density "
+                              f"{bit_toggle_density(torch, toggle_data(64 * MB, kind)):.4f}")
+        def toggle_gelu(kind):
+            n = 1 << 28
+            def make():
+                x = toggle_data(4 * n, kind)
+                def fn(i):
+                    F.gelu(x)
+                return fn
+            return Bench(f"ew_gelu_{kind}", "elementwise", make, 8 * n, 2 * n * 4,
+                         note=f"gelu(x) as ew_gelu_fp32, {kind}, toggle density "
+                              f"{bit_toggle_density(torch, toggle_data(64 * MB, kind)):.4f}")
+        benches = ([benches[0]] + [toggle_copy(k) for k in (
+            "fp32", "fp32_zeros", "fp32_bits", "bf16", "fp16", "bf16_relu", "fp32_relu",
+            "int64_index", "fp32_bf16vals")] + [toggle_copy("fp32", "_again")] +
+            [toggle_axpy(k) for k in ("fp32", "fp32_relu", "fp32_bf16vals")] +
+            [toggle_gelu(k) for k in ("fp32", "fp32_bf16vals")] + [benches[-1]])
     if args.suite == "l2":
         # the same elementwise kernels on data that stay in the L2 and on data
         # that stream through DRAM (docs/calibration.md, "Elementwise kernels
@@ -807,7 +874,7 @@ def main():
     ap.add_argument("--ahead-s", type=float, default=0.03)
     ap.add_argument("--sample-s", type=float, default=0.01)
     ap.add_argument("--only", default="", help="comma-separated benchmark names")
-    ap.add_argument("--suite", choices=("calib", "extra", "occupancy", "burst", "l2", "data", "traffic", "fp8"), default="calib")
+    ap.add_argument("--suite", choices=("calib", "extra", "occupancy", "burst", "l2", "data", "traffic", "fp8", "toggle"), default="calib")
     ap.add_argument("--no-deep-idle", action="store_true")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
