@@ -10,7 +10,9 @@ instructions (sm__inst_executed.sum), fp32_flops (2 x FFMA + FADD + FMUL thread
 instructions), and where the run measured them l2_write_bytes (bytes the SMs
 wrote into L2, 32 x lts__t_sectors_srcunit_tex_op_write.sum) and
 l2_read_miss_bytes (SM reads that missed L2, 32 x
-lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum). The first five columns are the instruction sidecar's
+lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum), and the warp instructions
+per pipe (pipe_fma, pipe_alu, pipe_xu, pipe_lsu, pipe_fp16, pipe_uniform:
+sm__inst_executed_pipe_*.sum, run_h200_ncu.sh with NCU_PIPES=1). The first five columns are the instruction sidecar's
 (docs/trace-format.md), so the file can also serve as `<stem>.ncu.csv.gz`.
 Standard library only.
 """
@@ -24,6 +26,8 @@ COLS = {"duration_ns": "gpu__time_duration.sum", "dram_read_bytes": "dram__bytes
         "instructions": "sm__inst_executed.sum"}
 SECTORS = {"l2_write_bytes": "lts__t_sectors_srcunit_tex_op_write.sum",
            "l2_read_miss_bytes": "lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum"}
+PIPES = {f"pipe_{p}": f"sm__inst_executed_pipe_{p}.sum"
+         for p in ("fma", "alu", "xu", "lsu", "fp16", "uniform")}
 FP = ("sm__sass_thread_inst_executed_op_ffma_pred_on.sum",
       "sm__sass_thread_inst_executed_op_fadd_pred_on.sum",
       "sm__sass_thread_inst_executed_op_fmul_pred_on.sum")
@@ -55,6 +59,9 @@ def read(path):
         for k, m in SECTORS.items():
             if m in d:
                 row[k] = 32 * num(d[m])
+        for k, m in PIPES.items():
+            if m in d:
+                row[k] = num(d[m])
         ffma, fadd, fmul = (num(d.get(m)) for m in FP)
         row["fp32_flops"] = 2 * ffma + fadd + fmul
         out.append(row)
@@ -67,7 +74,7 @@ def main():
     rows = read(sys.argv[1])
     keys = ["kernel", "grid", "block", "registers", "instructions", "duration_ns",
             "dram_read_bytes", "dram_write_bytes", "l2_bytes", "fp32_flops"]
-    keys += [k for k in SECTORS if rows and k in rows[0]]
+    keys += [k for k in (*SECTORS, *PIPES) if rows and k in rows[0]]
     with gzip.open(sys.argv[2], "wt", newline="") as g:
         g.write(f"# Nsight Compute (--clock-control none, caches flushed per kernel), one step; "
                 f"reduced by traces/capture/ncu_reduce.py from {sys.argv[1].split('/')[-1]}\n")
