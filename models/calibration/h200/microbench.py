@@ -367,9 +367,10 @@ def build_benches(torch, F, args):
     if args.suite == "toggle":
         # what the DRAM bus carries: the same 4 GiB device-to-device copy (copy
         # engines: no SM instruction) on data whose bits toggle differently,
-        # and one elementwise kernel on random against ReLU'd data. Each row's
-        # note gives the data's toggle density (bit_toggle_density below).
-        # docs/calibration.md, "Bits on the memory bus".
+        # the fp32 axpy on random, ReLU'd and bf16-valued data, and the fp32
+        # GELU on random and bf16-valued data. Each row's note gives its data's
+        # toggle density (bit_toggle_density). docs/calibration.md, "Bits on
+        # the memory bus".
         def toggle_data(n_bytes, kind):
             if kind == "fp32_bits":
                 return torch.randint(-2 ** 31, 2 ** 31 - 1, (n_bytes // 4,), device=dev,
@@ -384,6 +385,8 @@ def build_benches(torch, F, args):
             dtype = {"fp32": fp32, "bf16": bf16, "fp16": torch.float16}[kind.split("_")[0]]
             x = randn(n_bytes // torch.tensor([], dtype=dtype).element_size(), dtype=dtype)
             return torch.relu(x) if kind.endswith("_relu") else x
+        def density(kind):
+            return f"toggle density {bit_toggle_density(torch, toggle_data(64 * MB, kind)):.4f}"
         def toggle_copy(kind, tag=""):
             size = 4 * GB
             def make():
@@ -393,8 +396,7 @@ def build_benches(torch, F, args):
                     dst.copy_(src)
                 return fn
             return Bench(f"copy_4GB_{kind}{tag}", "memcpy", make, 0, 2 * size,
-                         note=f"dst.copy_(src), 4 GiB of {kind}, toggle density "
-                              f"{bit_toggle_density(torch, toggle_data(64 * MB, kind)):.4f}")
+                         note=f"dst.copy_(src), 4 GiB of {kind}, {density(kind)}")
         def toggle_axpy(kind):
             n = 1 << 28
             def make():
@@ -404,8 +406,7 @@ def build_benches(torch, F, args):
                     torch.add(y, x, alpha=0.5, out=z)
                 return fn
             return Bench(f"ew_axpy_{kind}", "elementwise", make, 2 * n, 3 * n * 4,
-                         note=f"z = y + 0.5 x as ew_axpy_fp32, {kind}, toggle density "
-                              f"{bit_toggle_density(torch, toggle_data(64 * MB, kind)):.4f}")
+                         note=f"z = y + 0.5 x as ew_axpy_fp32, {kind}, {density(kind)}")
         def toggle_gelu(kind):
             n = 1 << 28
             def make():
@@ -414,8 +415,7 @@ def build_benches(torch, F, args):
                     F.gelu(x)
                 return fn
             return Bench(f"ew_gelu_{kind}", "elementwise", make, 8 * n, 2 * n * 4,
-                         note=f"gelu(x) as ew_gelu_fp32, {kind}, toggle density "
-                              f"{bit_toggle_density(torch, toggle_data(64 * MB, kind)):.4f}")
+                         note=f"gelu(x) as ew_gelu_fp32, {kind}, {density(kind)}")
         benches = ([benches[0]] + [toggle_copy(k) for k in (
             "fp32", "fp32_zeros", "fp32_bits", "bf16", "fp16", "bf16_relu", "fp32_relu",
             "int64_index", "fp32_bf16vals")] + [toggle_copy("fp32", "_again")] +
