@@ -5,11 +5,10 @@ For each row of call1/ and call2/ (models/calibration/h200/microbench.py
 --suite toggle, one H100 board, every row at 1980 MHz and the same DRAM
 bandwidth): its power, and where the data fall between constant data and
 fp32 N(0, 1) data, measured (P - P_zeros) / (P_fp32 - P_zeros) with the same
-call's two copies, against the flip rate computed from the format
-(Work::memory_toggle's unit: mean over the bit lanes of 2p(1 - p), p a lane's
-share of ones, of 2^21 samples, over fp32 N(0, 1) data's). Those computed
-here are the ones traces/annotate.cpp takes where a format was not measured.
-(docs/calibration.md, "Bits on the memory bus".)
+call's two copies, against the flip rate computed from the data kind (mean
+over the bit lanes of 2p(1 - p), p a lane's share of ones, of 2^21 samples,
+over fp32 N(0, 1) data's). The rule that prices these rates is not in the
+model (branch memory-toggle; docs/calibration.md, "Bits on the memory bus").
 
   python3 validation/h100/toggle/table.py
 """
@@ -56,7 +55,7 @@ def computed():
 
 def main():
     calc, ref = computed()
-    print(f"fp32 N(0, 1): {ref:.4f} flips per bit lane (kFp32NormalToggleDensity)\n")
+    print(f"fp32 N(0, 1): {ref:.4f} flips per bit lane\n")
     print("| call | row | W | measured toggle | computed |")
     print("|---|---|---|---|---|")
     for call in ("call1", "call2"):
