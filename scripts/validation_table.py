@@ -11,7 +11,10 @@ models' error once the host is right; its time is not a held-out check), for
 the launch-bound captures only: a GPU-bound step's profiled host time is
 mostly the wait for the GPU, so its pairing is no host stretch; and how far
 the host factor's measured range (1.45 to 2.61) moves the predicted time,
-with whether the measured time lies inside it.
+with whether the measured time lies inside it. Below the table, issue 12's
+acceptance figures over the rows run: GPU-bound captures within 5 % in energy
+and time, launch-bound ones within 10 % (default correction, and energy at
+the capture's own pairing), each with its median, worst case and misses.
 
   python3 scripts/validation_table.py [--dvfsim build/apps/dvfsim] [--json OUT]
 """
@@ -20,6 +23,7 @@ import contextlib
 import csv
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -218,6 +222,32 @@ def band(b):
     return f"{spread}, {'inside' if b['measured_time_inside'] else 'outside'}" if b["host_bound"] else spread
 
 
+def acceptance(results):
+    """Issue 12's acceptance figures over `results` (each with its `bound`):
+    Markdown lines, one per bound and quantity."""
+    lines = []
+
+    def line(what, errors, limit):
+        if not errors:
+            return
+        worst = max(errors, key=lambda e: abs(e[1]))
+        misses = sorted((e for e in errors if abs(e[1]) >= limit), key=lambda e: -abs(e[1]))
+        head = (f"- {what}: **{sum(abs(e) < limit for _, e in errors)} of {len(errors)} within {limit} %** "
+                f"(median |error| {statistics.median(abs(e) for _, e in errors):.2f} %")
+        lines.append(head + ("); misses, worst first: " + ", ".join(f"{n} {pct(e)}" for n, e in misses) if misses
+                             else f", worst {worst[0]} {pct(worst[1])})"))
+
+    for bound, limit in (("GPU", 5), ("launch", 10)):
+        rows = [r for r in results if r["bound"] == bound]
+        name = "GPU-bound" if bound == "GPU" else "launch-bound, host corrected by default,"
+        line(f"{name} energy", [(r["label"], r["predicted"]["energy_error_pct"]) for r in rows], limit)
+        line(f"{name} time", [(r["label"], r["predicted"]["time_error_pct"]) for r in rows], limit)
+        if bound == "launch":
+            line("launch-bound energy at the capture's own pairing",
+                 [(r["label"], r["paired"]["energy_error_pct"]) for r in rows if r.get("paired")], limit)
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dvfsim", default=os.path.join(ROOT, "build/apps/dvfsim"))
@@ -236,7 +266,7 @@ def main():
         if r is None:
             print(f"{label}: dvfsim failed: {error}", file=sys.stderr)
             return 1
-        r["label"] = label
+        r["label"], r["bound"] = label, bound
         results.append(r)
         c, w, p = r["predicted"], r["raw"], r.get("paired")
         own = (f"{r['measured']['paired_host_factor']:.2f}, {pct(p['energy_error_pct'])}, "
@@ -244,6 +274,8 @@ def main():
         print(f"| {label} | {cls} | {bound} | {pct(w['time_error_pct'])} | {pct(c['time_error_pct'])} | "
               f"{pct(w['energy_error_pct'])} | **{pct(c['energy_error_pct'])}** | {pct(c['power_error_pct'])} "
               f"| {own} | {band(r.get('host_band'))} |")
+    print()
+    print("\n".join(acceptance(results)))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
