@@ -137,6 +137,7 @@ void add_run(CLI::App& app, int& exit_code) {
     const auto t0 = std::chrono::steady_clock::now();
     std::cerr << fmt::format("dvfsim: loading {}, replaying {} and baseline {} ...\n",
                              o->spec.trace_path, o->spec.policy, o->spec.baseline);
+    o->spec.host_range = true;
     const Simulation sim = simulate(o->spec);
     print_notes(std::cerr, *sim.workload);
     for (const SolveReport& r : sim.result.solver) std::cerr << "dvfsim: " << plan::line(r) << '\n';

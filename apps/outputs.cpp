@@ -31,24 +31,6 @@
 namespace dvfsim {
 namespace {
 
-// Mean over the workload's steady-state iterations (every iteration when it
-// names none): warm-up inside the profiling window does not stand for the run.
-template <class T>
-double mean(const std::vector<T>& v, const std::vector<std::int32_t>& steady) {
-  double sum = 0;
-  std::size_t n = 0;
-  for (const std::int32_t i : steady)
-    if (i >= 0 && static_cast<std::size_t>(i) < v.size()) {
-      sum += static_cast<double>(v[static_cast<std::size_t>(i)]);
-      ++n;
-    }
-  if (n == 0) {
-    for (const T& x : v) sum += static_cast<double>(x);
-    n = v.size();
-  }
-  return n > 0 ? sum / static_cast<double>(n) : 0.0;
-}
-
 // Time with two or more activities running at once (concurrent streams), in
 // the trace and in the replay (docs/design.md, "Concurrent streams").
 std::pair<std::int64_t, std::int64_t> overlap_traced_replayed(const Workload& w,
@@ -99,8 +81,8 @@ void result_numbers(JsonWriter& j, const RunResult& r, const std::vector<std::in
   j.field("energy_j", r.energy_j);
   j.field("avg_power_w", t > 0 ? r.energy_j / t : 0.0);
   j.field("iterations", r.iterations);
-  j.field("time_per_iteration_s", mean(r.iteration_time_ns, steady) * 1e-9);
-  j.field("energy_per_iteration_j", mean(r.iteration_energy_j, steady));
+  j.field("time_per_iteration_s", steady_mean(r.iteration_time_ns, steady) * 1e-9);
+  j.field("energy_per_iteration_j", steady_mean(r.iteration_energy_j, steady));
 }
 
 }  // namespace
@@ -161,6 +143,22 @@ std::string summary_json(const RunSpec& spec, const Simulation& sim) {
   j.key("policy_notes").begin_array();
   for (const std::string& n : r.policy_notes) j.value(n);
   j.end_array();
+  if (const auto& h = sim.host_range) {
+    j.key("host_range").begin_object();
+    j.field("slow_factor", h->slow_factor);
+    j.field("fast_factor", h->fast_factor);
+    j.key("time_per_iteration_s").begin_object();
+    j.field("slow", h->slow_time_s);
+    j.field("fast", h->fast_time_s);
+    j.end_object();
+    j.key("energy_per_iteration_j").begin_object();
+    j.field("slow", h->slow_energy_j);
+    j.field("fast", h->fast_energy_j);
+    j.end_object();
+    j.field("time_spread_pct", h->time_spread_pct());
+    j.field("host_bound", h->host_bound());
+    j.end_object();
+  }
   const auto [traced_overlap, replayed_overlap] = overlap_traced_replayed(w, r);
   j.key("overlap_ms").begin_object();
   j.field("traced", static_cast<double>(traced_overlap) * 1e-6);
@@ -826,8 +824,8 @@ void print_run_summary(std::ostream& out, const RunSpec& spec, const Simulation&
     out << fmt::format(
         "  {:<18} {:>10.2f} {:>12.2f} {:>10.1f} {:>12.2f} {:>12.3f} {:>8}\n",
         x.policy + (x.oracle ? " (oracle)" : ""), t * 1e3, x.energy_j, t > 0 ? x.energy_j / t : 0.0,
-        mean(x.iteration_time_ns, sim.workload->steady_iterations) * 1e-6,
-        mean(x.iteration_energy_j, sim.workload->steady_iterations), x.clock_switches);
+        steady_mean(x.iteration_time_ns, sim.workload->steady_iterations) * 1e-6,
+        steady_mean(x.iteration_energy_j, sim.workload->steady_iterations), x.clock_switches);
   };
   out << fmt::format("dvfsim run: {} on {} ({} kernels, {} iterations; captured on {}",
                      spec.trace_path, sim.target->device.name, sim.workload->kernels.size(),
@@ -864,6 +862,19 @@ void print_run_summary(std::ostream& out, const RunSpec& spec, const Simulation&
         "  work estimate: {:.1f} % of GPU time ({:.3f} ms) has no shapes and rests on the "
         "fallback (measured duration on the {} roofline)\n",
         100.0 * fallback_share, fallback_s * 1e3, sim.capture->device.name);
+  if (const auto& h = sim.host_range) {
+    out << fmt::format(
+        "  host: traced host time divided by {:.2f} (profiler correction); native at factors {:g} "
+        "to {:g}, the range measured on H200 captures: {:.2f} to {:.2f} ms/iter ({:+.1f} %), "
+        "{:.3f} to {:.3f} J/iter: ",
+        sim.host.factor, h->slow_factor, h->fast_factor, h->fast_time_s * 1e3, h->slow_time_s * 1e3,
+        h->time_spread_pct(), std::min(h->fast_energy_j, h->slow_energy_j),
+        std::max(h->fast_energy_j, h->slow_energy_j));
+    out << (h->host_bound()
+                ? "the host bounds this step, its time and energy rest on that factor (a "
+                  "capture's own pairing pins it: --set host_overhead=F)\n"
+                : "the GPU bounds this step\n");
+  }
   if (multi_stream(w)) {
     const auto [traced_overlap, replayed_overlap] = overlap_traced_replayed(w, r);
     out << fmt::format(

@@ -219,6 +219,36 @@ void set_up_run(const RunSpec& spec, const RunSettings& settings,
   sim.power_limit_w = d.power_limit_w;
 }
 
+// Simulation::host_range of a run of `spec` (its host correction on).
+HostRange replay_host_range(const RunSpec& spec, RunCache* cache) {
+  RunSettings settings;
+  RunSpec at = spec;
+  for (const auto& [key, value] : apply_engine_settings(spec.settings, settings))
+    at.settings.erase(key);  // the policy's parameters: native takes none
+  at.settings.erase("host_overhead");
+  at.policy = "native";
+  at.baseline = "none";
+  at.record_timeline = false;
+  at.host_range = false;
+  const auto replay = [&at, cache] {
+    HostRange r;
+    for (const bool slow : {true, false}) {
+      at.settings["host_overhead"] = fmt::format("{}", slow ? r.slow_factor : r.fast_factor);
+      const Simulation x = simulate(at, cache);
+      const std::vector<std::int32_t>& steady = x.workload->steady_iterations;
+      (slow ? r.slow_time_s : r.fast_time_s) =
+          steady_mean(x.result.iteration_time_ns, steady) * 1e-9;
+      (slow ? r.slow_energy_j : r.fast_energy_j) = steady_mean(x.result.iteration_energy_j, steady);
+    }
+    return r;
+  };
+  if (!cache) return replay();
+  std::string key =
+      fmt::format("{}\n{}\n{}\n{}", at.trace_path, at.trace_options.key(), at.device, at.seed);
+  for (const auto& [k, v] : at.settings) key += fmt::format("\n{}={}", k, v);
+  return cache->host_range(key, replay);
+}
+
 }  // namespace
 
 Prepared prepare_run(const RunSpec& spec, const RunSettings& settings,
@@ -259,6 +289,16 @@ std::shared_ptr<const Prepared> RunCache::prepared(
     plans_->admit({&it->second->target->device, it->second->latency.get(), it->second->power.get(),
                    it->second->governor.get()});
   return it->second;
+}
+
+HostRange RunCache::host_range(const std::string& key, const std::function<HostRange()>& replay) {
+  {
+    const std::lock_guard<std::mutex> lock(m_);
+    if (const auto it = host_ranges_.find(key); it != host_ranges_.end()) return it->second;
+  }
+  const HostRange r = replay();
+  const std::lock_guard<std::mutex> lock(m_);
+  return host_ranges_.emplace(key, r).first->second;
 }
 
 const RunResult& RunCache::baseline(const std::shared_ptr<const Prepared>& p,
@@ -329,6 +369,7 @@ Simulation simulate(const RunSpec& spec, RunCache* cache) {
     sim.result = replay_policy(p, spec.policy, policy_settings, sim.engine, base);
   }
   sim.result.solver.insert(sim.result.solver.begin(), choice_reports.begin(), choice_reports.end());
+  if (spec.host_range && sim.host.enabled) sim.host_range = replay_host_range(spec, cache);
   return sim;
 }
 

@@ -41,6 +41,21 @@ struct RunSpec {
   std::uint64_t seed = 1;
   bool record_timeline = true;
   TraceOptions trace_options;  // --gpu, --iterations, --capture-device
+  // Also replay the step natively at both ends of the profiler factor's range
+  // (Simulation::host_range): `run`, `sweep` and the Python API.
+  bool host_range = false;
+};
+
+// A Kineto trace's native replay at both ends of the profiler factor's
+// measured range (kHostOverheadFactorLow/High, traces/host_overhead.h): how
+// much of the step's time, and so of its energy, rests on the host
+// correction. Per iteration (steady-state mean).
+struct HostRange {
+  double slow_factor = kHostOverheadFactorLow, fast_factor = kHostOverheadFactorHigh;
+  double slow_time_s = 0, fast_time_s = 0;
+  double slow_energy_j = 0, fast_energy_j = 0;
+  double time_spread_pct() const { return host_time_spread_pct(slow_time_s, fast_time_s); }
+  bool host_bound() const { return time_spread_pct() >= kHostBoundSpreadPct; }
 };
 
 struct Simulation {
@@ -65,7 +80,30 @@ struct Simulation {
   // --parallel runs: the job and per-GPU results (result and baseline hold
   // the job's totals for one iteration).
   std::shared_ptr<const ParallelSummary> parallel;
+  // RunSpec::host_range on a Kineto trace with the host correction on: two
+  // native replays, at the range's ends, with the run's engine settings (its
+  // policy's parameters aside; cached with RunCache's baselines).
+  std::optional<HostRange> host_range;
 };
+
+// Mean of a per-iteration figure over the workload's steady-state iterations
+// (every iteration when it names none): warm-up inside the profiling window
+// does not stand for the run.
+template <class T>
+double steady_mean(const std::vector<T>& v, const std::vector<std::int32_t>& steady) {
+  double sum = 0;
+  std::size_t n = 0;
+  for (const std::int32_t i : steady)
+    if (i >= 0 && static_cast<std::size_t>(i) < v.size()) {
+      sum += static_cast<double>(v[static_cast<std::size_t>(i)]);
+      ++n;
+    }
+  if (n == 0) {
+    for (const T& x : v) sum += static_cast<double>(x);
+    n = v.size();
+  }
+  return n > 0 ? sum / static_cast<double>(n) : 0.0;
+}
 
 // Loads a trace (Kineto JSON or native), cached by path, trace options and
 // host-overhead setting for the process. Kineto traces get the profiler
@@ -163,6 +201,9 @@ class RunCache {
   // The baseline replay of `p` (from prepared()) under `policy` and `cfg`.
   const RunResult& baseline(const std::shared_ptr<const Prepared>& p, const std::string& policy,
                             const EngineConfig& cfg);
+  // The host range (Simulation::host_range) of the runs whose trace, device
+  // and engine settings `key` names, from `replay` the first time.
+  HostRange host_range(const std::string& key, const std::function<HostRange()>& replay);
 
  private:
   mutable std::mutex m_;
@@ -172,6 +213,7 @@ class RunCache {
       prepared_;
   std::map<std::pair<const Prepared*, std::string>, std::shared_ptr<const RunResult>> baselines_;
   std::size_t baseline_replays_ = 0, baseline_hits_ = 0;
+  std::map<std::string, HostRange> host_ranges_;
 };
 
 // Percent helpers with the sign convention of summary.json.

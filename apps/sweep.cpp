@@ -279,6 +279,7 @@ int run_sweep(const std::string& experiment_path, const SweepOptions& opts) {
       spec.baseline = p.baseline;
       spec.seed = p.seed;
       spec.record_timeline = opts.full_outputs;
+      spec.host_range = true;  // as `run` (its summary.json)
       spec.trace_options.cache_dir = default_trace_cache_dir();
       try {
         std::error_code ec;

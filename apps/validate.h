@@ -92,10 +92,7 @@ struct ValidationReport {
     bool time_inside(double measured_s) const {
       return measured_s >= 0.99 * fast.time_s && measured_s <= 1.01 * slow.time_s;
     }
-    // How much longer the slow end's step is than the fast end's, in %.
-    double time_spread_pct() const { return 100.0 * (slow.time_s / fast.time_s - 1.0); }
-    // Below this spread the GPU bounds the step; at or above it, the host.
-    static constexpr double kHostBoundSpreadPct = 2.0;
+    double time_spread_pct() const { return host_time_spread_pct(slow.time_s, fast.time_s); }
     bool host_bound() const { return time_spread_pct() >= kHostBoundSpreadPct; }
   };
   std::optional<HostBand> host_band;

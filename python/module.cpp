@@ -110,6 +110,7 @@ PyResult run(const PyWorkload& w, const std::string& device, const std::string& 
   r.spec.seed = seed;
   r.spec.trace_options = w.options;
   r.spec.settings = settings;
+  r.spec.host_range = true;  // as `run` (its summary.json)
   // The workload as loaded (the run would otherwise apply the default correction).
   if (!r.spec.settings.count("host_overhead") && w.host_overhead != "auto")
     r.spec.settings["host_overhead"] = w.host_overhead;

@@ -31,6 +31,14 @@ inline constexpr double kDefaultHostOverheadFactor = 2.06;
 // replays a Kineto trace at both ends: how much of its time rests on the host.
 inline constexpr double kHostOverheadFactorLow = 1.45;
 inline constexpr double kHostOverheadFactorHigh = 2.61;
+// How much longer a step replayed at kHostOverheadFactorLow (`slow_s`) takes
+// than at kHostOverheadFactorHigh (`fast_s`), in %. Below kHostBoundSpreadPct
+// the GPU bounds the step (its host waits for the GPU whatever the factor); at
+// or above it the host does, and the step's time rests on the factor.
+inline double host_time_spread_pct(double slow_s, double fast_s) {
+  return 100.0 * (slow_s / fast_s - 1.0);
+}
+inline constexpr double kHostBoundSpreadPct = 2.0;
 
 struct HostOverhead {
   bool enabled = true;

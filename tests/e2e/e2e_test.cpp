@@ -539,6 +539,50 @@ void expect_h100_row(const std::string& stem, double time_s, double energy_j, do
   EXPECT_NEAR(double(d["predicted"]["energy_error_pct"]), energy_pct, 0.1) << stem;
 }
 
+TEST(EndToEnd, RunStatesHowMuchOfTheStepRestsOnTheHostCorrection) {
+  // `run` replays a Kineto trace natively at both ends of the profiler
+  // factor's range too: its summary's host_range holds what a run with
+  // --set host_overhead=1.45 and 2.61 gives, whatever the run's own policy.
+  auto run = [](const std::string& trace, const std::string& extra) {
+    const std::string dir = temp_dir("host_range");
+    const auto r = run_dvfsim("run --trace " + trace + " --device h200 --out " + dir +
+                              " --outputs summary " + extra);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    std::ifstream f(dir + "/summary.json");
+    return std::pair{std::string(std::istreambuf_iterator<char>(f), {}), r.output};
+  };
+  auto num = [](const std::string& json, std::initializer_list<const char*> path) {
+    simdjson::dom::parser parser;
+    simdjson::dom::element e = parser.parse(json);
+    for (const char* k : path) e = e[k];
+    return double(e);
+  };
+  const std::string mlp =
+      std::string(DVFSIM_SOURCE_DIR) + "/validation/h200/heldout/mlp_train_b32.kineto.json.gz";
+  const auto [launch, launch_out] = run(mlp, "--policy static --set core_mhz=1200");
+  EXPECT_DOUBLE_EQ(
+      num(launch, {"host_range", "time_per_iteration_s", "slow"}),
+      num(run(mlp, "--policy native --set host_overhead=1.45").first, {"time_per_iteration_s"}));
+  EXPECT_DOUBLE_EQ(
+      num(launch, {"host_range", "energy_per_iteration_j", "fast"}),
+      num(run(mlp, "--policy native --set host_overhead=2.61").first, {"energy_per_iteration_j"}));
+  // The MLP's 1.3 ms step follows its host: 0.99 to 1.75 ms (2.61 / 1.45 =
+  // 1.8 at most); the shipped 156 ms step does not (within 0.2 %).
+  const double spread = num(launch, {"host_range", "time_spread_pct"});
+  EXPECT_GT(spread, 50.0);
+  EXPECT_LT(spread, 80.0);
+  simdjson::dom::parser parser;
+  EXPECT_TRUE(bool(parser.parse(launch)["host_range"]["host_bound"]));
+  EXPECT_NE(launch_out.find("the host bounds this step"), std::string::npos) << launch_out;
+  const auto [gpu, gpu_out] = run(DVFSIM_SHIPPED_TRACE, "--policy native");
+  EXPECT_LT(num(gpu, {"host_range", "time_spread_pct"}), 0.2);
+  EXPECT_FALSE(bool(parser.parse(gpu)["host_range"]["host_bound"]));
+  EXPECT_NE(gpu_out.find("the GPU bounds this step"), std::string::npos) << gpu_out;
+  // No correction, no range.
+  EXPECT_EQ(run(mlp, "--policy native --set host_overhead=off").first.find("host_range"),
+            std::string::npos);
+}
+
 TEST(EndToEnd, TheH100FileTransfersTheH200DieToAMeasuredH100) {
   // validation/h100/: h100-sxm.yaml (the H200's V/F curve, device gap and L2
   // rule, power terms fitted on the microbenchmarks of one H100 board) against
