@@ -82,7 +82,8 @@ struct Simulation {
   std::shared_ptr<const ParallelSummary> parallel;
   // RunSpec::host_range on a Kineto trace with the host correction on: two
   // native replays, at the range's ends, with the run's engine settings (its
-  // policy's parameters aside; cached with RunCache's baselines).
+  // policy's parameters aside); a sweep replays them once per trace, device
+  // and settings (RunCache::host_range).
   std::optional<HostRange> host_range;
 };
 
