@@ -229,10 +229,9 @@ Prediction predict(const ValidationSpec& v, const HostOverhead& host, const Meas
   const auto& it = sim.result.iteration_time_ns;
   const auto& ie = sim.result.iteration_energy_j;
   Prediction p;
-  if (v.policy == "native") {  // every iteration alike: their mean
-    p.time_s = static_cast<double>(std::accumulate(it.begin(), it.end(), std::int64_t{0})) * 1e-9 /
-               static_cast<double>(it.size());
-    p.energy_j = std::accumulate(ie.begin(), ie.end(), 0.0) / static_cast<double>(ie.size());
+  if (v.policy == "native") {  // the steady-state iterations' mean, as `run` reports it
+    p.time_s = steady_mean(it, sim.workload->steady_iterations) * 1e-9;
+    p.energy_j = steady_mean(ie, sim.workload->steady_iterations);
   } else {  // the last iteration: the one clock_plan.json holds and hw apply repeats
     p.time_s = static_cast<double>(it.back()) * 1e-9;
     p.energy_j = ie.back();

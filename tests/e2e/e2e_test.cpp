@@ -185,6 +185,41 @@ TEST(EndToEnd, ValidateReadsAHwMeasureRecord) {
       << off.output;
 }
 
+// A trace whose first iteration is warm-up (steady_iterations=1): `hw
+// validate` compares the steady-state iteration with the measurement, as `run`
+// reports it, not the mean of both (the warm-up kernel moves 10x the bytes).
+TEST(EndToEnd, ValidatePredictsTheSteadyStateIterationsAsRunReportsThem) {
+  const std::string dir = temp_dir("validate-steady");
+  const std::string trace = dir + "/warm.trace";
+  std::ofstream(trace)
+      << "# dvfsim-trace v4\ndevice=h200\niterations=2\nsteady_iterations=1\n"
+         "@names 2\n0\t\n1\tvoid at::native::elementwise_kernel<128, 4>\n"
+         "@kernels 2\n"
+         "1\t0\t7\t0\t1056\t1\t1\t128\t1\t1\t0\t0\t0\t0\telementwise\tforward\t0\t-1\t"
+         "1000000\t0\t4000000000\tshapes\t0\testimated\t1\t0\n"
+         "1\t0\t7\t0\t1056\t1\t1\t128\t1\t1\t0\t0\t2000000\t2000000\telementwise\t"
+         "forward\t1\t-1\t100000\t0\t400000000\tshapes\t0\testimated\t2\t0\n"
+         "@syncs 0\n@event_waits 0\n@iteration_begin 3\n0\n1\n2\n@end\n";
+  const std::string measured = dir + "/warm.measured.json";
+  std::ofstream(measured) << R"({"time_per_step_s": 0.0001, "energy_per_step_j": 0.05})";
+  const auto run =
+      run_dvfsim("run --trace " + trace + " --device h200 --policy native --out " + dir + "/run");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto v = run_dvfsim("hw validate --json --trace " + trace + " --measured " + measured +
+                            " --device h200");
+  ASSERT_LE(v.exit_code, 1) << v.output;  // 1: outside the tolerance, still a report
+  simdjson::dom::parser p1, p2;
+  const simdjson::dom::element s = p1.load(dir + "/run/summary.json");
+  const simdjson::dom::element j = p2.parse(simdjson::padded_string(v.output));
+  const double run_t = double(s["time_per_iteration_s"]);
+  const double run_e = double(s["energy_per_iteration_j"]);
+  // 400 MB at the H200's ~4.8 TB/s is about 0.1 ms; the warm-up's 4 GB ~1 ms.
+  EXPECT_GT(run_t, 0.05e-3);
+  EXPECT_LT(run_t, 0.3e-3);
+  EXPECT_DOUBLE_EQ(double(j["predicted"]["time_per_iteration_s"]), run_t);
+  EXPECT_DOUBLE_EQ(double(j["predicted"]["energy_per_iteration_j"]), run_e);
+}
+
 // A measurement of the shipped step (154.53 ms and 107.36 J per step) with
 // more of capture.py's fields, in a file of its own, and `hw validate` of the
 // shipped trace against it.
