@@ -6,7 +6,9 @@ hw validate --device h100-sxm --json` on every capture of this folder
 four networks), of norms/ (run8.sh: channels-last batch norm, layer norm
 and group norm at several grids), of ../heldout19/ (the 3-D U-Net's
 batch norm, upsampling and convolutions at its shapes) and of ../heldout21/
-(2-D upsampling in three modes and two layouts, roll), one Markdown row
+(2-D upsampling in three modes and two layouts, roll) and of ops/
+(ops/run.sh: max pooling, depthwise and 1x1 convolutions, a layout copy and
+a VGG convolution, operators the H200 had measured alone), one Markdown row
 each: the measured power, and the model's time and power errors with the
 host at the capture's own pairing (the GPU and power models' error); each
 folder's streaming control (`op_add`, `op_add_end`) says how far its board
@@ -26,7 +28,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from validation_table import pct, validate  # noqa: E402
 
 FOLDERS = ((HERE, "7"), (os.path.join(HERE, "norms"), "8"), (os.path.join(HERE, "..", "heldout19"), "19"),
-           (os.path.join(HERE, "..", "heldout21"), "21"))
+           (os.path.join(HERE, "..", "heldout21"), "21"), (os.path.join(HERE, "ops"), "12-07"))
 
 
 def main():

@@ -8,7 +8,8 @@ fp32 N(0, 1) data, measured (P - P_zeros) / (P_fp32 - P_zeros) with the same
 call's two copies, against the flip rate computed from the data kind (mean
 over the bit lanes of 2p(1 - p), p a lane's share of ones, of 2^21 samples,
 over fp32 N(0, 1) data's). The rule that prices these rates is not in the
-model (branch memory-toggle; docs/calibration.md, "Bits on the memory bus").
+model (tried on a branch that did not land; docs/calibration.md, "Bits on
+the memory bus").
 
   python3 validation/h100/toggle/table.py
 """
