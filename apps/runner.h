@@ -55,7 +55,7 @@ struct HostRange {
   double slow_time_s = 0, fast_time_s = 0;
   double slow_energy_j = 0, fast_energy_j = 0;
   double time_spread_pct() const { return host_time_spread_pct(slow_time_s, fast_time_s); }
-  bool host_bound() const { return time_spread_pct() >= kHostBoundSpreadPct; }
+  bool host_bound() const { return host_bounds_step(slow_time_s, fast_time_s); }
 };
 
 struct Simulation {

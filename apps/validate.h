@@ -93,7 +93,7 @@ struct ValidationReport {
       return measured_s >= 0.99 * fast.time_s && measured_s <= 1.01 * slow.time_s;
     }
     double time_spread_pct() const { return host_time_spread_pct(slow.time_s, fast.time_s); }
-    bool host_bound() const { return time_spread_pct() >= kHostBoundSpreadPct; }
+    bool host_bound() const { return host_bounds_step(slow.time_s, fast.time_s); }
   };
   std::optional<HostBand> host_band;
   // The measurement's power limit when it differs from the device file's

@@ -39,6 +39,10 @@ inline double host_time_spread_pct(double slow_s, double fast_s) {
   return 100.0 * (slow_s / fast_s - 1.0);
 }
 inline constexpr double kHostBoundSpreadPct = 2.0;
+// Whether the host bounds a step replayed at both ends of the range.
+inline bool host_bounds_step(double slow_s, double fast_s) {
+  return host_time_spread_pct(slow_s, fast_s) >= kHostBoundSpreadPct;
+}
 
 struct HostOverhead {
   bool enabled = true;
