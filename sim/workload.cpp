@@ -91,6 +91,17 @@ bool fp8_operands(const std::string& k) {
   return nvjet_type(k) == 'q';
 }
 
+// INT8 operands, from a lower-cased kernel name: cuBLAS's and xmma's type
+// pairs ("sm80_xmma_gemm_i8i8_i32i32_...", "s8s8"), CUTLASS's integer MMA
+// shapes ("cutlass_80_tensorop_s8_i16832gemm_s8_...", Turing's i8816) and
+// the cuBLAS heuristics' "int8" and "imma" names.
+bool int8_operands(const std::string& k) {
+  for (const std::string_view n :
+       {"i8i8", "s8s8", "u8u8", "int8", "imma", "i16832gemm", "i8816gemm"})
+    if (k.find(n) != std::string::npos) return true;
+  return false;
+}
+
 }  // namespace
 
 MathPipe math_pipe(KernelClass cls, std::string_view kernel_name) {
@@ -98,7 +109,10 @@ MathPipe math_pipe(KernelClass cls, std::string_view kernel_name) {
     return MathPipe::simt;
   const LowerName name(kernel_name);
   auto has = [&](std::string_view n) { return name.has(n); };
-  if (has("simt") || has("sgemm") || has("dgemm") || has("f32f32_f32f32") || has("gemv"))
+  // Complex fp32 / fp64 products (cgemm, zgemm) run on the SIMT pipes too
+  // unless TF32 is allowed for them, which PyTorch's default is not.
+  if (has("simt") || has("sgemm") || has("dgemm") || has("cgemm") || has("zgemm") ||
+      has("f32f32_f32f32") || has("gemv"))
     return MathPipe::simt;
   // Depthwise convolutions: cuDNN's per-channel kernels (conv2d_c1_k1_nhwc,
   // dgrad2d_c1_k1_nhwc, wgrad2d_c1_k1_nhwc, wgrad2d_grouped_direct_kernel) and
@@ -107,6 +121,7 @@ MathPipe math_pipe(KernelClass cls, std::string_view kernel_name) {
   // (validation/h200/ops/, docs/validation.md "Operators in isolation").
   if (has("_c1_k1_") || has("grouped_direct") || has("depthwise")) return MathPipe::simt;
   if (fp8_operands(name.k)) return MathPipe::tensor_fp8;
+  if (int8_operands(name.k)) return MathPipe::tensor_int8;
   // CUTLASS names the MMA by its accumulator and shape: "s1688gemm" with no
   // 16-bit input type is fp32 data on the TF32 MMA (m16n8k8); "s16816gemm"
   // and "s1688gemm_f16" are 16-bit inputs with fp32 accumulation.
@@ -148,6 +163,7 @@ double tensor_rate_cost(MathPipe pipe) {
     case MathPipe::tensor_3xtf32:
       return 6.0;
     case MathPipe::tensor_fp8:
+    case MathPipe::tensor_int8:
       return 0.5;
     case MathPipe::simt:
       return 0.0;

@@ -81,17 +81,27 @@ struct Work {
 // wgmma); FP32 emulated with three TF32 MMAs per product (CUTLASS's
 // OpMultiplyAddFastF32, the fp32 fmha kernels of xFormers/PyTorch); or the
 // FP32 SIMT pipes, no tensor cores (cuBLAS sgemm, CUTLASS simt, xmma
-// f32f32_f32f32). FP8 tensor cores (e4m3 or e5m2 operands) do a 16-bit MMA's
-// work in half its time on every GPU that has them (Hopper, Ada, Blackwell:
-// twice the dense 16-bit peak). Every other class is `simt`.
-enum class MathPipe : std::uint8_t { tensor, tensor_tf32, tensor_3xtf32, simt, tensor_fp8 };
+// f32f32_f32f32, complex cgemm). FP8 tensor cores (e4m3 or e5m2 operands) do
+// a 16-bit MMA's work in half its time on every GPU that has them (Hopper,
+// Ada, Blackwell: twice the dense 16-bit peak), and so do INT8 ones (int8
+// operands, int32 products: 1979 TOPS against 989 TFLOP/s dense on the H100
+// SXM, 624 against 312 on the A100; NVIDIA's data sheets). Every other class
+// is `simt`.
+enum class MathPipe : std::uint8_t {
+  tensor,
+  tensor_tf32,
+  tensor_3xtf32,
+  simt,
+  tensor_fp8,
+  tensor_int8
+};
 MathPipe math_pipe(KernelClass cls, std::string_view kernel_name);
 // Whether a tensor-core kernel's name says its operands are fp16 (not bf16,
 // TF32 or fp8): the tensor cores draw more power on fp16 data than on bf16
 // (docs/calibration.md, "Operand data"). False when the name does not say.
 bool fp16_operands(std::string_view kernel_name);
 // Tensor-core work in 16-bit-rate FLOPs per FLOP on `pipe` (1, 2, 6, and 0.5
-// for FP8); 0 for simt.
+// for FP8 and INT8); 0 for simt.
 double tensor_rate_cost(MathPipe pipe);
 
 // cuDNN's layout transforms (nchwToNhwcKernel, nhwcToNchwKernel in any of

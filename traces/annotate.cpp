@@ -65,6 +65,9 @@ class Args {
   std::string_view concrete(std::size_t i) const {
     return i < op_.inputs.size() ? std::string_view(op_.inputs[i].concrete) : std::string_view();
   }
+  std::string_view type(std::size_t i) const {
+    return i < op_.inputs.size() ? std::string_view(op_.inputs[i].type) : std::string_view();
+  }
   // Sum of bytes / max numel / max element size over all tensor inputs.
   double all_bytes() const {
     double b = 0;
@@ -162,9 +165,14 @@ std::optional<OpWork> gemm_work(const Args& a, std::size_t first, std::size_t se
     const double bw = numel(*w) / std::max(k * n, 1.0);
     batch = std::max(bx, bw);
   }
-  const int out_elt = std::max(a.elt(first), 2);
+  // The result: 16-bit at least (FP8 products come out in bf16), int32 from
+  // int8 operands (torch._int_mm).
+  const bool int8 = a.type(first) == "signed char";
+  const int out_elt = int8 ? 4 : std::max(a.elt(first), 2);
+  // A complex multiply-add is four real multiplies and four real additions.
+  const double flops_per_mac = contains(a.type(first), "complex") ? 8.0 : 2.0;
   OpWork work;
-  work.flops = 2.0 * batch * m * n * k;
+  work.flops = flops_per_mac * batch * m * n * k;
   work.dram_bytes = a.bytes(first) + a.bytes(second) + batch * m * n * out_elt + extra_bytes;
   return work;
 }
@@ -906,7 +914,7 @@ std::optional<OpWork> conv_forward_work(const Args& a, ConvArgs at) {
   const auto groups = parse_double(a.concrete(static_cast<std::size_t>(at.groups)));
   if (!stride || !padding || !dilation || !groups || *groups < 1) return std::nullopt;
   if (at.transposed >= 0 && a.concrete(static_cast<std::size_t>(at.transposed)) == "True")
-    return std::nullopt;  // transposed convolutions: not modelled
+    return std::nullopt;  // conv_work sends these to conv_transpose_work
   double out_spatial = 1, kernel = 1;
   for (std::size_t d = 0; d < dims; ++d) {
     const double in = static_cast<double>((*x)[2 + d]);
@@ -933,22 +941,75 @@ std::optional<OpWork> conv_forward_work(const Args& a, ConvArgs at) {
   return work;
 }
 
+// Transposed convolution (ConvTranspose; the adjoint of the forward
+// convolution that maps its output back to its input): weight [C_in, C_out/g,
+// ...], output size (in - 1) x stride - 2 x padding + dilation x (kernel - 1)
+// + output_padding + 1 per spatial dimension. Every input element meets
+// C_out/g x prod(kernel) weights: FLOPs 2 x N x prod(in spatial) x C_in x
+// C_out/g x prod(kernel), the adjoint forward convolution's, which cuDNN runs
+// as that convolution's data gradient (a "dgrad" kernel). Its geometry is the
+// adjoint's: output positions are the input's, input positions the output's.
+struct ConvTransposeArgs {
+  int stride, padding, dilation, output_padding, groups;
+};
+
+std::optional<OpWork> conv_transpose_work(const Args& a, ConvTransposeArgs at) {
+  const Shape* x = a.tensor(0);
+  const Shape* w = a.tensor(1);
+  if (!x || !w || x->size() < 3 || w->size() != x->size()) return std::nullopt;
+  const std::size_t dims = x->size() - 2;
+  const auto stride = spatial_list(a.concrete(static_cast<std::size_t>(at.stride)), dims);
+  const auto padding = spatial_list(a.concrete(static_cast<std::size_t>(at.padding)), dims);
+  const auto dilation = spatial_list(a.concrete(static_cast<std::size_t>(at.dilation)), dims);
+  const auto extra = spatial_list(a.concrete(static_cast<std::size_t>(at.output_padding)), dims);
+  const auto groups = parse_double(a.concrete(static_cast<std::size_t>(at.groups)));
+  if (!stride || !padding || !dilation || !extra || !groups || *groups < 1) return std::nullopt;
+  double in_spatial = 1, out_spatial = 1, kernel = 1;
+  for (std::size_t d = 0; d < dims; ++d) {
+    const double in = static_cast<double>((*x)[2 + d]);
+    const double r = static_cast<double>((*w)[2 + d]);
+    const double o = (in - 1) * static_cast<double>(std::max<std::int64_t>(1, (*stride)[d])) -
+                     2.0 * static_cast<double>((*padding)[d]) +
+                     static_cast<double>((*dilation)[d]) * (r - 1) +
+                     static_cast<double>((*extra)[d]) + 1;
+    if (o < 1) return std::nullopt;
+    in_spatial *= in;
+    out_spatial *= o;
+    kernel *= r;
+  }
+  const double n = static_cast<double>((*x)[0]);
+  const double c_in = static_cast<double>((*x)[1]);
+  const double c_out_per_group = static_cast<double>((*w)[1]);
+  OpWork work;
+  work.flops = 2.0 * n * in_spatial * c_in * c_out_per_group * kernel;
+  work.dram_bytes =
+      a.bytes(0) + a.bytes(1) + n * c_out_per_group * *groups * out_spatial * a.elt(0) + a.bytes(2);
+  work.conv = ConvGeometry{n * in_spatial, n * out_spatial, static_cast<double>((*w)[0]) / *groups,
+                           c_out_per_group, kernel};
+  return work;
+}
+
 // convolution_backward(grad_output, input, weight, bias_sizes, stride,
 // padding, dilation, transposed, output_padding, groups, output_mask): the
 // gradient's shape gives the output size; input and weight gradients each
-// cost one forward's FLOPs (output_mask says which were computed).
+// cost one forward's FLOPs (output_mask says which were computed). A
+// transposed convolution's forward counts the input's positions and channels
+// where a convolution's counts the output's (conv_transpose_work).
 std::optional<OpWork> conv_backward_work(const Args& a) {
   const Shape* dy = a.tensor(0);
   const Shape* x = a.tensor(1);
   const Shape* w = a.tensor(2);
-  if (!dy || !x || !w || dy->size() < 3 || w->size() != dy->size()) return std::nullopt;
-  double out_spatial = 1, kernel = 1;
+  if (!dy || !x || !w || dy->size() < 3 || w->size() != dy->size() || x->size() != dy->size())
+    return std::nullopt;
+  const bool transposed = a.concrete(7) == "True";
+  const Shape& counted = transposed ? *x : *dy;
+  double counted_spatial = 1, kernel = 1;
   for (std::size_t d = 2; d < dy->size(); ++d) {
-    out_spatial *= static_cast<double>((*dy)[d]);
+    counted_spatial *= static_cast<double>(counted[d]);
     kernel *= static_cast<double>((*w)[d]);
   }
-  const double forward = 2.0 * static_cast<double>((*dy)[0]) * static_cast<double>((*dy)[1]) *
-                         out_spatial * static_cast<double>((*w)[1]) * kernel;
+  const double forward = 2.0 * static_cast<double>(counted[0]) * static_cast<double>(counted[1]) *
+                         counted_spatial * static_cast<double>((*w)[1]) * kernel;
   // Input and weight gradients; an unrecorded, empty or unreadable mask: both.
   bool computed[2] = {true, true};
   if (const auto mask = parse_bool_list(a.concrete(10)); mask && !mask->empty())
@@ -960,10 +1021,12 @@ std::optional<OpWork> conv_backward_work(const Args& a) {
   // groups: Concrete Inputs index 9.
   const auto groups = parse_double(a.concrete(9));
   const double g = groups && *groups >= 1 ? *groups : 1.0;
-  work.conv = ConvGeometry{numel(*dy) / static_cast<double>((*dy)[1]),
-                           numel(*x) / static_cast<double>((*x)[1]),
-                           static_cast<double>((*w)[0]) / g, static_cast<double>((*w)[1]), kernel};
-  if (groups && is_depthwise(*w, *groups)) {
+  const double dy_positions = numel(*dy) / static_cast<double>((*dy)[1]);
+  const double x_positions = numel(*x) / static_cast<double>((*x)[1]);
+  work.conv =
+      ConvGeometry{transposed ? x_positions : dy_positions, transposed ? dy_positions : x_positions,
+                   static_cast<double>((*w)[0]) / g, static_cast<double>((*w)[1]), kernel};
+  if (groups && !transposed && is_depthwise(*w, *groups)) {
     const double outputs = numel(*dy);
     work.instructions =
         (computed[0] ? depthwise_instructions(ConvPass::data_gradient, outputs, kernel) : 0.0) +
@@ -978,11 +1041,19 @@ std::optional<OpWork> conv_work(const Args& a, std::string_view o) {
   // dilation, transposed, output_padding, groups, ...); aten::conv{1,2,3}d
   // (input, weight, bias, stride, padding, dilation, groups); cuDNN's
   // (input, weight, padding, stride, dilation, groups, ...).
-  if (o == "convolution" || o == "convolution_overrideable")
+  if (o == "convolution" || o == "convolution_overrideable") {
+    if (a.concrete(6) == "True") return conv_transpose_work(a, {3, 4, 5, 7, 8});
     return conv_forward_work(a, {3, 4, 5, 6, 8});
+  }
   if (o == "conv1d" || o == "conv2d" || o == "conv3d")
     return conv_forward_work(a, {3, 4, 5, -1, 6});
   if (o == "cudnn_convolution") return conv_forward_work(a, {3, 2, 4, -1, 5});
+  // conv_transpose{1,2,3}d(input, weight, bias, stride, padding,
+  // output_padding, groups, dilation); cudnn_convolution_transpose(input,
+  // weight, padding, output_padding, stride, dilation, groups, ...).
+  if (o == "conv_transpose1d" || o == "conv_transpose2d" || o == "conv_transpose3d")
+    return conv_transpose_work(a, {3, 4, 7, 5, 6});
+  if (o == "cudnn_convolution_transpose") return conv_transpose_work(a, {4, 2, 5, 3, 6});
   return std::nullopt;
 }
 
@@ -1273,7 +1344,7 @@ std::optional<OpWork> estimate_op_work(const OpCall& op, int list_element_bytes)
   const Args a(op, list_element_bytes);
   const auto [full, o, inplace] = op_name(op.name);
 
-  if (o == "mm" || o == "bmm" || o == "matmul" || o == "scaled_mm")
+  if (o == "mm" || o == "bmm" || o == "matmul" || o == "scaled_mm" || o == "int_mm")
     return gemm_work(a, 0, 1, false, 0);
   if (o == "addmm" || o == "baddbmm") return gemm_work(a, 1, 2, false, a.bytes(0));
   if (o == "linear") return gemm_work(a, 0, 1, true, a.bytes(2));

@@ -38,8 +38,8 @@ std::string_view strip_inplace(std::string_view op) {
 std::optional<KernelClass> class_from_op(std::string_view op) {
   const std::string_view o = strip_inplace(bare_op_name(op));
   if (o.empty()) return std::nullopt;
-  if (is_one_of(o, {"mm", "addmm", "bmm", "baddbmm", "matmul", "linear", "scaled_mm", "addmv", "mv",
-                    "addbmm", "dot"}))
+  if (is_one_of(o, {"mm", "addmm", "bmm", "baddbmm", "matmul", "linear", "scaled_mm", "int_mm",
+                    "addmv", "mv", "addbmm", "dot"}))
     return KernelClass::gemm;
   if (contains_any(o, {"attention", "sdpa"})) return KernelClass::attention;
   if (contains_any(o, {"convolution", "conv1d", "conv2d", "conv3d", "conv_transpose"}))

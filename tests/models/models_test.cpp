@@ -160,8 +160,8 @@ TEST(RooflineOverlap, CaptureDeviceReproducesMeasuredDurationsAtCaptureClocks) {
 // The same GEMM, 1 ms with 4e11 FLOPs at 1980 MHz, on three math pipes: a
 // 16-bit one keeps the tensor cores 4e11 / (1 ms x 1071 TFLOP/s, the peak at
 // 1980 MHz) = 37 % busy, a
-// TF32 one twice that (its MMAs do half the FLOPs), an FP8 one half of it
-// (twice the FLOPs per MMA), and an FP32 SIMT one none (its power comes
+// TF32 one twice that (its MMAs do half the FLOPs), an FP8 or INT8 one half
+// of it (twice the FLOPs per MMA), and an FP32 SIMT one none (its power comes
 // through the SIMT term).
 TEST(RooflineOverlap, TensorUtilisationFollowsTheMathPipe) {
   const Device& d = h200();
@@ -171,7 +171,8 @@ TEST(RooflineOverlap, TensorUtilisationFollowsTheMathPipe) {
   for (const char* name : {"nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NTN",
                            "sm90_xmma_gemm_f32f32_tf32f32_f32_nt_n_tilesize128x256x32",
                            "cutlass_80_simt_sgemm_128x256_8x4_nt_align1",
-                           "nvjet_sm90_qqtst_128x256_128x6_2x1_v_bz_coopA_TNT"}) {
+                           "nvjet_sm90_qqtst_128x256_128x6_2x1_v_bz_coopA_TNT",
+                           "sm80_xmma_gemm_i8i8_i32i32_i32_tn_n_tilesize128x128x64"}) {
     Kernel k;
     k.name_id = w.intern(name);
     k.cls = KernelClass::gemm;
@@ -191,6 +192,11 @@ TEST(RooflineOverlap, TensorUtilisationFollowsTheMathPipe) {
   EXPECT_NEAR(lat.utilisation(costs[3], c, 1e6).compute, 0.5 * 4e11 / (1e-3 * peak), 1e-9);
   EXPECT_TRUE(costs[3].tensor);
   EXPECT_FALSE(costs[3].fp16);
+  // INT8 at the FP8 rate, without FP8's extra power.
+  EXPECT_NEAR(lat.utilisation(costs[4], c, 1e6).compute, 0.5 * 4e11 / (1e-3 * peak), 1e-9);
+  EXPECT_TRUE(costs[4].tensor);
+  EXPECT_TRUE(costs[3].fp8);
+  EXPECT_FALSE(costs[4].fp8);
 }
 
 // L2 residency on the H200 (60 MiB L2; all hits under 0.50 x L2 = 30 MiB, none

@@ -434,6 +434,17 @@ TEST(MathPipe, FromTheKernelName) {
   EXPECT_EQ(math_pipe(KernelClass::elementwise,
                       "void vllm::scaled_fp8_quant_kernel<c10::BFloat16, c10::Float8_e4m3fn>()"),
             MathPipe::simt);
+  // INT8 operands (torch._int_mm, int8 inference libraries) run at the FP8
+  // rate; complex fp32 products (cgemm) on the SIMT pipes.
+  for (const char* int8 :
+       {"sm80_xmma_gemm_i8i8_i32i32_i32_tn_n_tilesize128x128x64",
+        "void cutlass::Kernel2<cutlass_80_tensorop_s8_i16832gemm_s8_128x128_64x3>",
+        "ampere_int8_i16832gemm_int8_256x128_ldg16_stages_64x3_nt"})
+    EXPECT_EQ(math_pipe(KernelClass::gemm, int8), MathPipe::tensor_int8) << int8;
+  EXPECT_DOUBLE_EQ(tensor_rate_cost(MathPipe::tensor_int8), 0.5);
+  EXPECT_EQ(math_pipe(KernelClass::gemm, "void cutlass::Kernel2<cutlass_80_simt_cgemm_128x64_8x5>"),
+            MathPipe::simt);
+  EXPECT_EQ(math_pipe(KernelClass::gemm, "ampere_cgemm_32x32_tn"), MathPipe::simt);
   EXPECT_EQ(math_pipe(KernelClass::gemm, "nvjet_sm90_hsh_128x256_64x4_1x2_h_bz_coopA_NTN"),
             MathPipe::tensor);
   EXPECT_TRUE(fp16_operands("nvjet_sm90_hsh_128x256_64x4_1x2_h_bz_coopA_NTN"));

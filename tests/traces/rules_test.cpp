@@ -415,6 +415,68 @@ TEST(Rules, ConvolutionFlopsFromShapesStridesPaddingAndGroups) {
                    .has_value());
 }
 
+TEST(Rules, TransposedConvolutionFlopsCountTheInputsPositions) {
+  // DCGAN's generator layer: ConvTranspose2d(512, 256, 4, stride 2, padding
+  // 1) on 8x512x8x8: output (8 - 1) x 2 - 2 + 3 + 1 = 16 pixels a side. Every
+  // input element meets 256 x 16 weights: FLOPs 2 x 8 x 64 x 512 x 256 x 16
+  // = 2,147,483,648.
+  const double flops = 2.0 * 8 * 64 * 512 * 256 * 16;
+  const OpInput no{{}, "Scalar", "False", {}}, yes{{}, "Scalar", "True", {}};
+  const OpInput one{{}, "Scalar", "1", {}};
+  const OpCall conv("aten::convolution",
+                    {tensor({8, 512, 8, 8}, "c10::BFloat16"),
+                     tensor({512, 256, 4, 4}, "c10::BFloat16"), OpInput{}, scalar("[2, 2]"),
+                     scalar("[1, 1]"), scalar("[1, 1]"), yes, scalar("[0, 0]"), one});
+  const auto f = estimate_op_work(conv);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_DOUBLE_EQ(f->flops, flops);
+  // Read the input and the weight, write 8x256x16x16, all bf16.
+  EXPECT_DOUBLE_EQ(f->dram_bytes, 2.0 * (8 * 512 * 64 + 512 * 256 * 16 + 8 * 256 * 256));
+  // The adjoint convolution's geometry: output positions are the input's
+  // 8 x 64, input positions the output's 8 x 256.
+  ASSERT_TRUE(f->conv.has_value());
+  EXPECT_DOUBLE_EQ(f->conv->out_positions, 512.0);
+  EXPECT_DOUBLE_EQ(f->conv->in_positions, 2048.0);
+  EXPECT_DOUBLE_EQ(f->conv->out_channels, 512.0);
+  EXPECT_DOUBLE_EQ(f->conv->in_channels, 256.0);
+  // The same through conv_transpose2d(input, weight, bias, stride, padding,
+  // output_padding, groups, dilation) and cuDNN's (input, weight, padding,
+  // output_padding, stride, dilation, groups), with an output_padding of 1:
+  // 17 pixels a side, the same FLOPs.
+  const OpCall aten("aten::conv_transpose2d",
+                    {tensor({8, 512, 8, 8}), tensor({512, 256, 4, 4}), OpInput{}, scalar("[2, 2]"),
+                     scalar("[1, 1]"), scalar("[1, 1]"), one, scalar("[1, 1]")});
+  ASSERT_TRUE(estimate_op_work(aten).has_value());
+  EXPECT_DOUBLE_EQ(estimate_op_work(aten)->flops, flops);
+  EXPECT_DOUBLE_EQ(estimate_op_work(aten)->conv->in_positions, 8.0 * 17 * 17);
+  const OpCall cudnn("aten::cudnn_convolution_transpose",
+                     {tensor({8, 512, 8, 8}), tensor({512, 256, 4, 4}), scalar("[1, 1]"),
+                      scalar("[0, 0]"), scalar("[2, 2]"), scalar("[1, 1]"), one});
+  ASSERT_TRUE(estimate_op_work(cudnn).has_value());
+  EXPECT_DOUBLE_EQ(estimate_op_work(cudnn)->flops, flops);
+  // Backward (grad_output 8x256x16x16, input, weight; transposed True): each
+  // gradient costs the forward's FLOPs, counted on the input's positions.
+  std::vector<OpInput> bw = {tensor({8, 256, 16, 16}), tensor({8, 512, 8, 8}),
+                             tensor({512, 256, 4, 4})};
+  bw.resize(7, OpInput{});
+  bw.push_back(yes);
+  bw.push_back(scalar("[0, 0]"));
+  bw.push_back(one);
+  bw.push_back(OpInput{{}, "ScalarList", "[True, True, False]", {}});
+  const auto b = estimate_op_work(OpCall("aten::convolution_backward", bw));
+  ASSERT_TRUE(b.has_value());
+  EXPECT_DOUBLE_EQ(b->flops, 2 * flops);
+  EXPECT_DOUBLE_EQ(b->conv->out_positions, 512.0);
+  EXPECT_DOUBLE_EQ(b->conv->in_positions, 2048.0);
+  // Before the transposed flag was read, the forward convolution's rule
+  // counted the gradient's positions and w[1] channels: 2 x 8 x 256 x 256 x
+  // 256 x 16 per gradient, twice the FLOPs here. It still does when the flag
+  // says False.
+  bw[7] = no;
+  EXPECT_DOUBLE_EQ(estimate_op_work(OpCall("aten::convolution_backward", bw))->flops,
+                   2 * 2.0 * 8 * 256 * 256 * 256 * 16);
+}
+
 TEST(Rules, DepthwiseConvolutionInstructionsFromOutputsAndTaps) {
   // 1x32x10x10, 32 3x3 filters, groups 32: 3,200 outputs of 9 taps each.
   // Forward: 3,200 x (0.670 + 0.0546 x 9) = 3,716.48 warp instructions.
@@ -456,6 +518,26 @@ TEST(Rules, CollectiveBytesFromTheRecordedMessage) {
   ASSERT_TRUE(w.has_value());
   EXPECT_DOUBLE_EQ(w->dram_bytes, 12e6);
   EXPECT_DOUBLE_EQ(w->flops, 0.5e6);
+}
+
+TEST(Rules, IntegerAndComplexMatrixProducts) {
+  // torch._int_mm: 8192x4096 int8 times 4096x16384 int8, int32 out.
+  // FLOPs 2 x 8192 x 4096 x 16384 = 1.0995e12; bytes 8192 x 4096 + 4096 x
+  // 16384 (1 B each) + 8192 x 16384 x 4 B.
+  const OpCall i8("aten::_int_mm",
+                  {tensor({8192, 4096}, "signed char"), tensor({4096, 16384}, "signed char")});
+  const auto w = estimate_op_work(i8);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_DOUBLE_EQ(w->flops, 2.0 * 8192 * 4096 * 16384);
+  EXPECT_DOUBLE_EQ(w->dram_bytes, 8192.0 * 4096 + 4096.0 * 16384 + 4.0 * 8192 * 16384);
+  // A batched complex product (an FNO's spectral weights as einsum runs
+  // them): 256 batches of 64x64 times 64x64 complex<float>, 8 real FLOPs a
+  // multiply-add: 8 x 256 x 64^3 = 536,870,912; 8-byte elements.
+  const OpCall c("aten::bmm", {tensor({256, 64, 64}, "c10::complex<float>"),
+                               tensor({256, 64, 64}, "c10::complex<float>")});
+  ASSERT_TRUE(estimate_op_work(c).has_value());
+  EXPECT_DOUBLE_EQ(estimate_op_work(c)->flops, 536870912.0);
+  EXPECT_DOUBLE_EQ(estimate_op_work(c)->dram_bytes, 3.0 * 256 * 64 * 64 * 8);
 }
 
 TEST(Rules, GemmWithoutShapesSitsNearItsComputeRoof) {
