@@ -1057,6 +1057,63 @@ std::optional<OpWork> conv_work(const Args& a, std::string_view o) {
   return std::nullopt;
 }
 
+// ---- FFTs -------------------------------------------------------------------
+
+// Warp instructions per DRAM byte of a cuFFT pass: Nsight Compute on the four
+// kernel families of one FNO training step on an H100 (validation/h100/
+// heldout23/ncu_fno_train_b64_128.subset.csv.gz, against this rule's bytes):
+// regular_fft 0.085, vector_fft_symm_c2r 0.109, vector_fft_symm_r2c 0.111,
+// vector_2d_fft 0.134; their median. Fitted there, held out nowhere yet.
+constexpr double kFftInstructionsPerByte = 0.110;
+
+// torch.fft's operators, _fft_r2c(self, dim, normalization, onesided),
+// _fft_c2r(self, dim, normalization, last_dim_size) and _fft_c2c(self, dim,
+// normalization, forward), run by cuFFT: every kernel of the operator is one
+// pass that reads the whole input and writes the whole output (the same FNO
+// step: 1.07 of input + output per kernel in reads and L2 writes, for the
+// two-kernel 2-D real transforms and the one-kernel 2-D complex one), so the
+// bytes are each kernel's (OpWork::one_pass_per_kernel). The output: a
+// one-sided r2c halves the last transformed dimension (n / 2 + 1) in complex
+// elements of twice the input's size; c2r writes last_dim_size real
+// elements of half its input's. FLOPs 5 N log2 N per complex transform of N
+// points, half that for a real one (the Cooley-Tukey count), N the product
+// of the transformed dimensions.
+std::optional<OpWork> fft_work(const Args& a, std::string_view o) {
+  const Shape* x = a.tensor(0);
+  const auto dims = parse_int_list(a.concrete(1));
+  if (!x || x->empty() || !dims || dims->empty()) return std::nullopt;
+  const auto rank = static_cast<std::int64_t>(x->size());
+  Shape out = *x;
+  double n = 1;
+  std::size_t last = 0;
+  for (std::int64_t d : *dims) {
+    if (d < 0) d += rank;
+    if (d < 0 || d >= rank) return std::nullopt;
+    last = static_cast<std::size_t>(d);
+    n *= static_cast<double>((*x)[last]);
+  }
+  const bool r2c = o == "fft_r2c", c2r = o == "fft_c2r";
+  double out_elt = a.elt(0);
+  if (r2c) {
+    if (a.concrete(3) != "False") out[last] = (*x)[last] / 2 + 1;
+    out_elt *= 2;
+  } else if (c2r) {
+    const auto size = parse_double(a.concrete(3));
+    if (!size || *size < 1) return std::nullopt;
+    n = n / static_cast<double>((*x)[last]) * *size;
+    out[last] = static_cast<std::int64_t>(*size);
+    out_elt /= 2;
+  }
+  if (!(n >= 1)) return std::nullopt;
+  const double transforms = (r2c ? numel(*x) : numel(out)) / n;
+  OpWork work;
+  work.flops = ((r2c || c2r) ? 2.5 : 5.0) * n * std::log2(n) * transforms;
+  work.dram_bytes = a.bytes(0) + numel(out) * out_elt;
+  work.instructions = kFftInstructionsPerByte * work.dram_bytes;
+  work.one_pass_per_kernel = true;
+  return work;
+}
+
 // ---- pooling ----------------------------------------------------------------
 
 // max_pool{1,2,3}d_with_indices(self, kernel_size, stride, padding, dilation,
@@ -1243,10 +1300,19 @@ void custom_op_work(std::vector<Kernel>& kernels, const std::vector<std::uint32_
 // and RMS norm's input-gradient kernel reads dy and x and writes dx, their
 // gamma-beta kernel reads dy and x; a row-moments kernel reads x, group norm's
 // internal-gradient kernel reads dy and x, its fused-parameter and
-// gamma-beta kernels only per-group vectors). nullopt: no such knowledge (group
-// norm's normalising passes are generic elementwise kernels), the operator's
-// work is split by duration.
+// gamma-beta kernels only per-group vectors; group norm's forward normalising
+// pass, the operator's one generic elementwise kernel, reads x and writes y).
+// nullopt: no such knowledge (group norm's backward runs two generic
+// elementwise kernels, one over per-channel vectors and one that writes dx,
+// which their names do not tell apart), the operator's work is split by
+// duration.
 std::optional<double> activation_passes(std::string_view op, std::string_view kernel) {
+  if (contains(op, "group_norm") && !contains(op, "backward")) {
+    if (contains(kernel, "RowwiseMoments")) return 1.0;
+    if (contains(kernel, "ComputeFusedParams")) return 0.0;
+    if (contains(kernel, "elementwise_kernel")) return 2.0;
+    return std::nullopt;
+  }
   if (contains(op, "batch_norm")) {
     if (contains(kernel, "batch_norm_collect_statistics")) return 1.0;
     if (contains(kernel, "batch_norm_transform_input")) return 2.0;
@@ -1352,6 +1418,7 @@ std::optional<OpWork> estimate_op_work(const OpCall& op, int list_element_bytes)
   if (contains(full, "attention")) return attention_work(a, full);
   if (contains(o, "conv")) return conv_work(a, o);
   if (contains(o, "_pool")) return pool_work(a, o);
+  if (o == "fft_r2c" || o == "fft_c2r" || o == "fft_c2c") return fft_work(a, o);
   if (o.starts_with("upsample_")) return upsample_work(a, o);
   if (o == "roll") return roll_work(a);
   if (contains(o, "layer_norm") || contains(o, "rms_norm") || contains(o, "group_norm") ||
@@ -1655,8 +1722,10 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
       const bool gemm = k.cls == KernelClass::gemm;
       const double flops_share = gemm_total <= 0 ? share : gemm ? duration / gemm_total : 0.0;
       k.work.flops = work->flops * flops_share;
+      // One pass per kernel (cuFFT): each kernel moves the operator's bytes.
+      const double pass_share = work->one_pass_per_kernel ? 1.0 : share;
       if (!split_bytes) {
-        k.work.dram_bytes = (work->dram_bytes + work->pointwise_dram_bytes) * share;
+        k.work.dram_bytes = (work->dram_bytes + work->pointwise_dram_bytes) * pass_share;
       } else if (gemm) {
         k.work.dram_bytes = work->dram_bytes * duration / gemm_total;
       } else {
@@ -1670,7 +1739,7 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
         if (const auto bpf = conv_l2_bytes_per_flop(workload.name(k), *work->conv))
           k.work.l2_excess_bytes += std::max(0.0, (*bpf - kGemmL2BytesPerFlop) * k.work.flops);
       if (work->instructions >= 0) {
-        k.work.instructions = work->instructions * share;
+        k.work.instructions = work->instructions * pass_share;
         k.work.instructions_source = InstructionSource::shapes;
       }
     }

@@ -74,6 +74,10 @@ struct OpWork {
   // A convolution's GEMM shapes, for its tensor-core kernels' L2 traffic
   // (conv_l2_bytes_per_flop); nullopt for every other operator.
   std::optional<ConvGeometry> conv = std::nullopt;
+  // Every kernel of the operator is one pass over its tensors (cuFFT's
+  // passes, fft_work): each kernel moves dram_bytes and issues instructions,
+  // rather than a share of them; the FLOPs are still split.
+  bool one_pass_per_kernel = false;
 };
 
 // L2 traffic per useful FLOP of one pass of a tiled implicit-GEMM

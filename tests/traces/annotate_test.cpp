@@ -534,6 +534,72 @@ TEST(AnnotateWork, BatchNormKernelsSplitTheirOperatorByTheirOwnPasses) {
   for (const Kernel& k : w.kernels) EXPECT_EQ(k.work.source, WorkSource::shapes);
 }
 
+// Group norm's forward kernels take its bytes by their own passes (row
+// moments: read x; fused parameters: per-group vectors; the one generic
+// elementwise kernel: read x, write y), though the moments kernel, one block
+// per group, runs longest: Nsight Compute on an fp16 VAE decoder's group
+// norms read 1.00 and 1.00 of these (validation/h100/heldout23/).
+TEST(AnnotateWork, GroupNormForwardKernelsSplitTheirOperatorByTheirOwnPasses) {
+  Workload w;
+  const std::pair<const char*, std::int64_t> kernels[] = {
+      {"void at::native::(anonymous namespace)::RowwiseMomentsCUDAKernel<c10::Half>(long, "
+       "c10::Half, c10::Half const*, c10::Half*, c10::Half*)",
+       58'000},
+      {"void at::native::(anonymous namespace)::ComputeFusedParamsCUDAKernel<c10::Half>(long)",
+       3'000},
+      {"void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<>>(int)",
+       24'000}};
+  for (const auto& [n, ns] : kernels) {
+    Kernel k;
+    k.cls = KernelClass::norm;
+    k.work.duration_ns = ns;
+    k.name_id = w.intern(n);
+    w.kernels.push_back(k);
+  }
+  const std::vector<OpCall> ops = {
+      {"aten::native_group_norm",
+       {tensor({4, 512, 64, 64}), tensor({512}), tensor({512}), scalar("4"), scalar("512"),
+        scalar("4096"), scalar("32"), scalar("1e-06")}}};
+  const std::vector<ActivityFacts> facts = {{0, -1, false}, {0, -1, false}, {0, -1, false}};
+  annotate_work(w, ops, facts, AnnotateOptions{{1e12, 1e15, 1e14}});
+  const double total =
+      w.kernels[0].work.dram_bytes + w.kernels[1].work.dram_bytes + w.kernels[2].work.dram_bytes;
+  ASSERT_GT(total, 3.0 * 2 * 4 * 512 * 4096);  // x read twice, y written once, at least
+  EXPECT_DOUBLE_EQ(w.kernels[0].work.dram_bytes, total / 3);
+  EXPECT_DOUBLE_EQ(w.kernels[1].work.dram_bytes, 0.0);
+  EXPECT_DOUBLE_EQ(w.kernels[2].work.dram_bytes, total * 2 / 3);
+}
+
+// cuFFT runs a 2-D real transform as two kernels, each a pass that reads the
+// whole input and writes the whole output: each takes the operator's bytes,
+// not half of them. rfft2 of 64x64x128x128 floats: 268,435,456 B in,
+// 64x64x128x65 complex<float> (272,629,760 B) out; FLOPs 2.5 N log2 N per
+// transform of N = 16,384 points, 4,096 transforms, split between the two.
+TEST(AnnotateWork, EachCuFftKernelIsOnePassOverItsOperatorsTensors) {
+  Workload w;
+  for (const char* n : {"void regular_fft<128u, EPT<16u>, 32u, 4u>(...)",
+                        "void vector_fft_symm_r2c<128u, EPT<8u>, 8u, 32u>(...)"}) {
+    Kernel k;
+    k.cls = KernelClass::other;
+    k.work.duration_ns = 200'000;
+    k.name_id = w.intern(n);
+    w.kernels.push_back(k);
+  }
+  const std::vector<OpCall> ops = {
+      {"aten::_fft_r2c",
+       {tensor({64, 64, 128, 128}, "float"), OpInput{{}, "ScalarList", "[2, 3]", {}}, scalar("2"),
+        scalar("True")}}};
+  const std::vector<ActivityFacts> facts = {{0, -1, false}, {0, -1, false}};
+  annotate_work(w, ops, facts, AnnotateOptions{{1e13, 1e15, 1e14}});
+  const double bytes = 268435456.0 + 272629760.0;
+  for (const Kernel& k : w.kernels) {
+    EXPECT_DOUBLE_EQ(k.work.dram_bytes, bytes);
+    EXPECT_EQ(k.work.source, WorkSource::shapes);
+    EXPECT_NEAR(k.work.instructions, 0.110 * bytes, 1.0);
+    EXPECT_DOUBLE_EQ(k.work.flops, 0.5 * 2.5 * 16384 * 14 * 4096);
+  }
+}
+
 // Layer norm's backward kernels take its bytes by their own passes: the
 // input gradient three (dy, x read; dx written), gamma-beta two (dy, x read),
 // though gamma-beta runs longer.
