@@ -896,47 +896,65 @@ bool is_depthwise(const Shape& weight, double groups) {
   return weight[1] == 1 && groups > 1 && static_cast<double>(weight[0]) == groups;
 }
 
-// Forward convolution: FLOPs 2 x N x K x prod(out spatial) x C/g x prod(kernel).
-// `arg` gives the Concrete Inputs index of stride, padding, dilation and
-// groups for this operator's signature.
+// The Concrete Inputs indices of a convolution signature's stride, padding,
+// dilation and groups, and of its transposed flag and output padding (< 0:
+// the signature has none).
 struct ConvArgs {
-  int stride, padding, dilation, transposed, groups;
+  int stride, padding, dilation, groups, transposed = -1, output_padding = -1;
 };
 
-std::optional<OpWork> conv_forward_work(const Args& a, ConvArgs at) {
+// A convolution call's input and weight (input, weight first in every
+// signature) and its per-dimension parameters; nullopt when any is missing.
+struct ConvCall {
+  const Shape* x = nullptr;
+  const Shape* w = nullptr;
+  std::vector<std::int64_t> stride, padding, dilation;
+  double groups = 1;
+};
+
+std::optional<ConvCall> read_conv_call(const Args& a, ConvArgs at) {
   const Shape* x = a.tensor(0);
   const Shape* w = a.tensor(1);
   if (!x || !w || x->size() < 3 || w->size() != x->size()) return std::nullopt;
   const std::size_t dims = x->size() - 2;
-  const auto stride = spatial_list(a.concrete(static_cast<std::size_t>(at.stride)), dims);
-  const auto padding = spatial_list(a.concrete(static_cast<std::size_t>(at.padding)), dims);
-  const auto dilation = spatial_list(a.concrete(static_cast<std::size_t>(at.dilation)), dims);
+  auto stride = spatial_list(a.concrete(static_cast<std::size_t>(at.stride)), dims);
+  auto padding = spatial_list(a.concrete(static_cast<std::size_t>(at.padding)), dims);
+  auto dilation = spatial_list(a.concrete(static_cast<std::size_t>(at.dilation)), dims);
   const auto groups = parse_double(a.concrete(static_cast<std::size_t>(at.groups)));
   if (!stride || !padding || !dilation || !groups || *groups < 1) return std::nullopt;
+  return ConvCall{x, w, std::move(*stride), std::move(*padding), std::move(*dilation), *groups};
+}
+
+// Forward convolution: FLOPs 2 x N x K x prod(out spatial) x C/g x prod(kernel).
+std::optional<OpWork> conv_forward_work(const Args& a, ConvArgs at) {
+  const auto call = read_conv_call(a, at);
+  if (!call) return std::nullopt;
   if (at.transposed >= 0 && a.concrete(static_cast<std::size_t>(at.transposed)) == "True")
     return std::nullopt;  // conv_work sends these to conv_transpose_work
+  const Shape& x = *call->x;
+  const Shape& w = *call->w;
   double out_spatial = 1, kernel = 1;
-  for (std::size_t d = 0; d < dims; ++d) {
-    const double in = static_cast<double>((*x)[2 + d]);
-    const double r = static_cast<double>((*w)[2 + d]);
-    const double s = static_cast<double>(std::max<std::int64_t>(1, (*stride)[d]));
-    const double o = std::floor((in + 2.0 * static_cast<double>((*padding)[d]) -
-                                 static_cast<double>((*dilation)[d]) * (r - 1) - 1) /
+  for (std::size_t d = 0; d + 2 < x.size(); ++d) {
+    const double in = static_cast<double>(x[2 + d]);
+    const double r = static_cast<double>(w[2 + d]);
+    const double s = static_cast<double>(std::max<std::int64_t>(1, call->stride[d]));
+    const double o = std::floor((in + 2.0 * static_cast<double>(call->padding[d]) -
+                                 static_cast<double>(call->dilation[d]) * (r - 1) - 1) /
                                 s) +
                      1;
     if (o < 1) return std::nullopt;
     out_spatial *= o;
     kernel *= r;
   }
-  const double n = static_cast<double>((*x)[0]);
-  const double k = static_cast<double>((*w)[0]);
-  const double c_per_group = static_cast<double>((*w)[1]);
+  const double n = static_cast<double>(x[0]);
+  const double k = static_cast<double>(w[0]);
+  const double c_per_group = static_cast<double>(w[1]);
   OpWork work;
   work.flops = 2.0 * n * k * out_spatial * c_per_group * kernel;
   work.dram_bytes = a.bytes(0) + a.bytes(1) + n * k * out_spatial * a.elt(0) + a.bytes(2);
-  work.conv = ConvGeometry{n * out_spatial, numel(*x) / static_cast<double>((*x)[1]), k / *groups,
+  work.conv = ConvGeometry{n * out_spatial, numel(x) / static_cast<double>(x[1]), k / call->groups,
                            c_per_group, kernel};
-  if (is_depthwise(*w, *groups))
+  if (is_depthwise(w, call->groups))
     work.instructions = depthwise_instructions(ConvPass::forward, n * k * out_spatial, kernel);
   return work;
 }
@@ -949,43 +967,36 @@ std::optional<OpWork> conv_forward_work(const Args& a, ConvArgs at) {
 // C_out/g x prod(kernel), the adjoint forward convolution's, which cuDNN runs
 // as that convolution's data gradient (a "dgrad" kernel). Its geometry is the
 // adjoint's: output positions are the input's, input positions the output's.
-struct ConvTransposeArgs {
-  int stride, padding, dilation, output_padding, groups;
-};
-
-std::optional<OpWork> conv_transpose_work(const Args& a, ConvTransposeArgs at) {
-  const Shape* x = a.tensor(0);
-  const Shape* w = a.tensor(1);
-  if (!x || !w || x->size() < 3 || w->size() != x->size()) return std::nullopt;
-  const std::size_t dims = x->size() - 2;
-  const auto stride = spatial_list(a.concrete(static_cast<std::size_t>(at.stride)), dims);
-  const auto padding = spatial_list(a.concrete(static_cast<std::size_t>(at.padding)), dims);
-  const auto dilation = spatial_list(a.concrete(static_cast<std::size_t>(at.dilation)), dims);
-  const auto extra = spatial_list(a.concrete(static_cast<std::size_t>(at.output_padding)), dims);
-  const auto groups = parse_double(a.concrete(static_cast<std::size_t>(at.groups)));
-  if (!stride || !padding || !dilation || !extra || !groups || *groups < 1) return std::nullopt;
+std::optional<OpWork> conv_transpose_work(const Args& a, ConvArgs at) {
+  const auto call = read_conv_call(a, at);
+  if (!call) return std::nullopt;
+  const Shape& x = *call->x;
+  const Shape& w = *call->w;
+  const auto extra =
+      spatial_list(a.concrete(static_cast<std::size_t>(at.output_padding)), x.size() - 2);
+  if (!extra) return std::nullopt;
   double in_spatial = 1, out_spatial = 1, kernel = 1;
-  for (std::size_t d = 0; d < dims; ++d) {
-    const double in = static_cast<double>((*x)[2 + d]);
-    const double r = static_cast<double>((*w)[2 + d]);
-    const double o = (in - 1) * static_cast<double>(std::max<std::int64_t>(1, (*stride)[d])) -
-                     2.0 * static_cast<double>((*padding)[d]) +
-                     static_cast<double>((*dilation)[d]) * (r - 1) +
+  for (std::size_t d = 0; d + 2 < x.size(); ++d) {
+    const double in = static_cast<double>(x[2 + d]);
+    const double r = static_cast<double>(w[2 + d]);
+    const double o = (in - 1) * static_cast<double>(std::max<std::int64_t>(1, call->stride[d])) -
+                     2.0 * static_cast<double>(call->padding[d]) +
+                     static_cast<double>(call->dilation[d]) * (r - 1) +
                      static_cast<double>((*extra)[d]) + 1;
     if (o < 1) return std::nullopt;
     in_spatial *= in;
     out_spatial *= o;
     kernel *= r;
   }
-  const double n = static_cast<double>((*x)[0]);
-  const double c_in = static_cast<double>((*x)[1]);
-  const double c_out_per_group = static_cast<double>((*w)[1]);
+  const double n = static_cast<double>(x[0]);
+  const double c_in = static_cast<double>(x[1]);
+  const double c_out_per_group = static_cast<double>(w[1]);
   OpWork work;
   work.flops = 2.0 * n * in_spatial * c_in * c_out_per_group * kernel;
-  work.dram_bytes =
-      a.bytes(0) + a.bytes(1) + n * c_out_per_group * *groups * out_spatial * a.elt(0) + a.bytes(2);
-  work.conv = ConvGeometry{n * in_spatial, n * out_spatial, static_cast<double>((*w)[0]) / *groups,
-                           c_out_per_group, kernel};
+  work.dram_bytes = a.bytes(0) + a.bytes(1) +
+                    n * c_out_per_group * call->groups * out_spatial * a.elt(0) + a.bytes(2);
+  work.conv = ConvGeometry{n * in_spatial, n * out_spatial,
+                           static_cast<double>(w[0]) / call->groups, c_out_per_group, kernel};
   return work;
 }
 
@@ -1042,18 +1053,27 @@ std::optional<OpWork> conv_work(const Args& a, std::string_view o) {
   // (input, weight, bias, stride, padding, dilation, groups); cuDNN's
   // (input, weight, padding, stride, dilation, groups, ...).
   if (o == "convolution" || o == "convolution_overrideable") {
-    if (a.concrete(6) == "True") return conv_transpose_work(a, {3, 4, 5, 7, 8});
-    return conv_forward_work(a, {3, 4, 5, 6, 8});
+    const ConvArgs at{.stride = 3,
+                      .padding = 4,
+                      .dilation = 5,
+                      .groups = 8,
+                      .transposed = 6,
+                      .output_padding = 7};
+    return a.concrete(6) == "True" ? conv_transpose_work(a, at) : conv_forward_work(a, at);
   }
   if (o == "conv1d" || o == "conv2d" || o == "conv3d")
-    return conv_forward_work(a, {3, 4, 5, -1, 6});
-  if (o == "cudnn_convolution") return conv_forward_work(a, {3, 2, 4, -1, 5});
+    return conv_forward_work(a, {.stride = 3, .padding = 4, .dilation = 5, .groups = 6});
+  if (o == "cudnn_convolution")
+    return conv_forward_work(a, {.stride = 3, .padding = 2, .dilation = 4, .groups = 5});
   // conv_transpose{1,2,3}d(input, weight, bias, stride, padding,
   // output_padding, groups, dilation); cudnn_convolution_transpose(input,
   // weight, padding, output_padding, stride, dilation, groups, ...).
   if (o == "conv_transpose1d" || o == "conv_transpose2d" || o == "conv_transpose3d")
-    return conv_transpose_work(a, {3, 4, 7, 5, 6});
-  if (o == "cudnn_convolution_transpose") return conv_transpose_work(a, {4, 2, 5, 3, 6});
+    return conv_transpose_work(
+        a, {.stride = 3, .padding = 4, .dilation = 7, .groups = 6, .output_padding = 5});
+  if (o == "cudnn_convolution_transpose")
+    return conv_transpose_work(
+        a, {.stride = 4, .padding = 2, .dilation = 5, .groups = 6, .output_padding = 3});
   return std::nullopt;
 }
 

@@ -471,6 +471,15 @@ TEST(EstimateOpWork, DtypeSizes) {
 namespace dvfsim {
 namespace {
 
+// A kernel of class `norm` named `name` that took `ns`, appended to `w`.
+void add_kernel(Workload& w, std::string_view name, std::int64_t ns) {
+  Kernel k;
+  k.cls = KernelClass::norm;
+  k.work.duration_ns = ns;
+  k.name_id = w.intern(name);
+  w.kernels.push_back(k);
+}
+
 // Operators of other libraries: their recorded tensors, moved once, capped at
 // the capture device's bandwidth over the measured time.
 TEST(AnnotateWork, CustomOpsMoveTheirRecordedTensorsUpToTheBandwidth) {
@@ -549,13 +558,7 @@ TEST(AnnotateWork, GroupNormForwardKernelsSplitTheirOperatorByTheirOwnPasses) {
        3'000},
       {"void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<>>(int)",
        24'000}};
-  for (const auto& [n, ns] : kernels) {
-    Kernel k;
-    k.cls = KernelClass::norm;
-    k.work.duration_ns = ns;
-    k.name_id = w.intern(n);
-    w.kernels.push_back(k);
-  }
+  for (const auto& [n, ns] : kernels) add_kernel(w, n, ns);
   const std::vector<OpCall> ops = {
       {"aten::native_group_norm",
        {tensor({4, 512, 64, 64}), tensor({512}), tensor({512}), scalar("4"), scalar("512"),
@@ -612,13 +615,7 @@ TEST(AnnotateWork, LayerNormBackwardKernelsSplitTheirOperatorByTheirOwnPasses) {
       {"void at::native::(anonymous namespace)::GammaBetaBackwardCUDAKernelTemplate<float, float, "
        "32u, 32u, 128u, false, true, false>",
        85'000}};
-  for (const auto& [n, ns] : kernels) {
-    Kernel k;
-    k.cls = KernelClass::norm;
-    k.work.duration_ns = ns;
-    k.name_id = w.intern(n);
-    w.kernels.push_back(k);
-  }
+  for (const auto& [n, ns] : kernels) add_kernel(w, n, ns);
   const std::vector<OpCall> ops = {{"aten::native_layer_norm_backward",
                                     {tensor({64, 768}, "float"), tensor({64, 768}, "float"),
                                      OpInput{{}, "ScalarList", "[768]", {}}}}};
