@@ -1321,16 +1321,25 @@ void custom_op_work(std::vector<Kernel>& kernels, const std::vector<std::uint32_
 // gamma-beta kernel reads dy and x; a row-moments kernel reads x, group norm's
 // internal-gradient kernel reads dy and x, its fused-parameter and
 // gamma-beta kernels only per-group vectors; group norm's forward normalising
-// pass, the operator's one generic elementwise kernel, reads x and writes y).
-// nullopt: no such knowledge (group norm's backward runs two generic
-// elementwise kernels, one over per-channel vectors and one that writes dx,
-// which their names do not tell apart), the operator's work is split by
-// duration.
+// pass, the operator's one generic elementwise kernel, reads x and writes y;
+// its backward runs two generic elementwise kernels of one name, one over
+// per-channel vectors and the dx pass, which reads dy and x and writes dx:
+// kGroupNormBackwardGeneric, resolved by their launches in annotate_work).
+// nullopt: no such knowledge, the operator's work is split by duration.
+constexpr double kGroupNormBackwardGeneric = -1.0;
+
+// Thread blocks of a kernel's launch.
+double blocks(const Kernel& k) {
+  return static_cast<double>(k.launch.grid[0]) * k.launch.grid[1] * k.launch.grid[2];
+}
+
 std::optional<double> activation_passes(std::string_view op, std::string_view kernel) {
-  if (contains(op, "group_norm") && !contains(op, "backward")) {
+  if (contains(op, "group_norm")) {
+    const bool backward = contains(op, "backward");
     if (contains(kernel, "RowwiseMoments")) return 1.0;
-    if (contains(kernel, "ComputeFusedParams")) return 0.0;
-    if (contains(kernel, "elementwise_kernel")) return 2.0;
+    if (contains(kernel, "ComputeInternalGradients")) return 2.0;
+    if (contains(kernel, "FusedParams") || contains(kernel, "GammaBeta")) return 0.0;
+    if (contains(kernel, "elementwise_kernel")) return backward ? kGroupNormBackwardGeneric : 2.0;
     return std::nullopt;
   }
   if (contains(op, "batch_norm")) {
@@ -1699,12 +1708,24 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
     std::vector<double> weight(members.size());
     bool by_passes = members.size() > 1;
     double total = 0;
+    std::size_t widest_generic = members.size();  // group norm backward's dx pass
     for (std::size_t m = 0; m < members.size() && by_passes; ++m) {
       const auto passes = activation_passes(bare, workload.name(kernels[members[m]]));
       by_passes = passes.has_value();
       weight[m] = passes.value_or(0.0);
-      total += weight[m];
+      if (weight[m] == kGroupNormBackwardGeneric) {
+        weight[m] = 0.0;
+        if (widest_generic == members.size() ||
+            blocks(kernels[members[m]]) > blocks(kernels[members[widest_generic]]))
+          widest_generic = m;
+      }
     }
+    // Of group norm backward's generic elementwise kernels the one with the
+    // most blocks is the dx pass (three passes); the others run over
+    // per-channel vectors (Nsight Compute, validation/h100/families/ncu9/:
+    // 50,176 blocks and 3 passes against 32 blocks and none).
+    if (by_passes && widest_generic < members.size()) weight[widest_generic] = 3.0;
+    for (std::size_t m = 0; m < members.size() && by_passes; ++m) total += weight[m];
     if (!by_passes || !(total > 0)) {
       total = 0;
       for (std::size_t m = 0; m < members.size(); ++m) {

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <string>
+#include <tuple>
 
 namespace dvfsim {
 namespace {
@@ -571,6 +572,44 @@ TEST(AnnotateWork, GroupNormForwardKernelsSplitTheirOperatorByTheirOwnPasses) {
   EXPECT_DOUBLE_EQ(w.kernels[0].work.dram_bytes, total / 3);
   EXPECT_DOUBLE_EQ(w.kernels[1].work.dram_bytes, 0.0);
   EXPECT_DOUBLE_EQ(w.kernels[2].work.dram_bytes, total * 2 / 3);
+}
+
+// Group norm's backward: the internal-gradient kernel reads dy and x (two
+// passes), the fused-parameter and gamma-beta kernels per-group vectors, and
+// of its two generic elementwise kernels of one name the one with the most
+// blocks is the dx pass (reads dy and x, writes dx: three); the other runs
+// over per-channel vectors. Durations would give the five other shares.
+TEST(AnnotateWork, GroupNormBackwardKernelsSplitByPassesAndTheirLaunches) {
+  Workload w;
+  const std::string generic =
+      "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<>>(int)";
+  const std::tuple<std::string, std::int64_t, std::uint32_t> kernels[] = {
+      {"void at::native::(anonymous namespace)::ComputeInternalGradientsCUDAKernel<float>(long)",
+       68'000, 8192},
+      {generic, 3'000, 32},
+      {"void at::native::(anonymous namespace)::ComputeBackwardFusedParamsCUDAKernel<float>(long)",
+       4'000, 1024},
+      {generic, 91'000, 50176},
+      {"void at::native::(anonymous namespace)::GammaBetaBackwardCUDAKernel1<float>(long)", 23'000,
+       1}};
+  for (const auto& [n, ns, grid] : kernels) {
+    add_kernel(w, n, ns);
+    w.kernels.back().launch.grid[0] = grid;
+  }
+  const std::vector<OpCall> ops = {
+      {"aten::native_group_norm_backward",
+       {tensor({4, 512, 64, 64}), tensor({4, 512, 64, 64}), tensor({4, 32}, "float"),
+        tensor({4, 32}, "float"), tensor({512})}}};
+  const std::vector<ActivityFacts> facts(5, ActivityFacts{0, -1, false});
+  annotate_work(w, ops, facts, AnnotateOptions{{1e12, 1e15, 1e14}});
+  double total = 0;
+  for (const Kernel& k : w.kernels) total += k.work.dram_bytes;
+  ASSERT_GT(total, 0.0);
+  EXPECT_DOUBLE_EQ(w.kernels[0].work.dram_bytes, total * 2 / 5);
+  EXPECT_DOUBLE_EQ(w.kernels[1].work.dram_bytes, 0.0);
+  EXPECT_DOUBLE_EQ(w.kernels[2].work.dram_bytes, 0.0);
+  EXPECT_DOUBLE_EQ(w.kernels[3].work.dram_bytes, total * 3 / 5);
+  EXPECT_DOUBLE_EQ(w.kernels[4].work.dram_bytes, 0.0);
 }
 
 // cuFFT runs a 2-D real transform as two kernels, each a pass that reads the
