@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <functional>
+#include <numeric>
 #include <span>
 #include <unordered_map>
 #include <utility>
@@ -27,6 +28,11 @@ double numel(const Shape& s) {
   double n = 1;
   for (const std::int64_t d : s) n *= static_cast<double>(d);
   return n;
+}
+
+// Thread blocks of a launch.
+double launch_blocks(const LaunchConfig& l) {
+  return static_cast<double>(l.grid[0]) * l.grid[1] * l.grid[2];
 }
 
 // Accessors over an OpCall that tolerate missing inputs.
@@ -815,8 +821,7 @@ std::optional<LayoutTransformWork> layout_transform_work(std::string_view kernel
   // reader's default of 1 x 1 x 1), nothing to count from.
   const double block = static_cast<double>(launch.block[0]) * launch.block[1] * launch.block[2];
   if (block < 32) return std::nullopt;
-  const double threads =
-      block * static_cast<double>(launch.grid[0]) * launch.grid[1] * launch.grid[2];
+  const double threads = block * launch_blocks(launch);
   const auto tiles = [](double n) { return std::ceil(n / 32.0); };
   double elements = threads * kLayoutTransformElementsPerThread;
   double channels = 0;  // a channel count of the operator's with the grid's channel tiles
@@ -1328,11 +1333,6 @@ void custom_op_work(std::vector<Kernel>& kernels, const std::vector<std::uint32_
 // nullopt: no such knowledge, the operator's work is split by duration.
 constexpr double kGroupNormBackwardGeneric = -1.0;
 
-// Thread blocks of a kernel's launch.
-double blocks(const Kernel& k) {
-  return static_cast<double>(k.launch.grid[0]) * k.launch.grid[1] * k.launch.grid[2];
-}
-
 std::optional<double> activation_passes(std::string_view op, std::string_view kernel) {
   if (contains(op, "group_norm")) {
     const bool backward = contains(op, "backward");
@@ -1707,7 +1707,6 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
     // (activation_passes), else by measured duration.
     std::vector<double> weight(members.size());
     bool by_passes = members.size() > 1;
-    double total = 0;
     std::size_t widest_generic = members.size();  // group norm backward's dx pass
     for (std::size_t m = 0; m < members.size() && by_passes; ++m) {
       const auto passes = activation_passes(bare, workload.name(kernels[members[m]]));
@@ -1716,7 +1715,8 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
       if (weight[m] == kGroupNormBackwardGeneric) {
         weight[m] = 0.0;
         if (widest_generic == members.size() ||
-            blocks(kernels[members[m]]) > blocks(kernels[members[widest_generic]]))
+            launch_blocks(kernels[members[m]].launch) >
+                launch_blocks(kernels[members[widest_generic]].launch))
           widest_generic = m;
       }
     }
@@ -1725,7 +1725,7 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
     // per-channel vectors (Nsight Compute, validation/h100/families/ncu9/:
     // 50,176 blocks and 3 passes against 32 blocks and none).
     if (by_passes && widest_generic < members.size()) weight[widest_generic] = 3.0;
-    for (std::size_t m = 0; m < members.size() && by_passes; ++m) total += weight[m];
+    double total = std::accumulate(weight.begin(), weight.end(), 0.0);
     if (!by_passes || !(total > 0)) {
       total = 0;
       for (std::size_t m = 0; m < members.size(); ++m) {
