@@ -25,7 +25,7 @@ _spec = importlib.util.spec_from_file_location(
     "_heldout1", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "heldout", "workloads.py"))
 _h1 = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_h1)
-_opts, _n_params = _h1._opts, _h1._n_params
+_opts, _n_params, _train_step = _h1._opts, _h1._n_params, _h1._train_step
 
 
 def _meta(model, o, what, dtype, optimizer):
@@ -142,16 +142,8 @@ def ssd_train(device, **kw):
     model = _SSDModel(o["vocab"], o["d"], o["layers"], o["heads"], o["head_dim"], o["state"], o["chunk"]).to(device)
     tokens = torch.randint(0, o["vocab"], (o["batch"], o["seq"] + 1), device=device)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=device.type == "cuda")
-
-    def step():
-        with torch.autocast(device.type, dtype=torch.bfloat16):
-            logits = model(tokens[:, :-1])
-            loss = F.cross_entropy(logits.float().reshape(-1, o["vocab"]), tokens[:, 1:].reshape(-1))
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-        return loss.detach()
-
+    step = _train_step(model, opt, lambda: F.cross_entropy(
+        model(tokens[:, :-1]).float().reshape(-1, o["vocab"]), tokens[:, 1:].reshape(-1)), device)
     return {"step": step, "meta": _meta(model, o, "Mamba-2-shaped SSM, chunked scan in plain PyTorch",
                                         "fp32 params, bf16 autocast, scan operands bf16", "AdamW (fused)")}
 
@@ -305,13 +297,6 @@ def fno_train(device, **kw):
     x = torch.randn(o["batch"], 3, o["grid"], o["grid"], device=device)
     y = torch.randn(o["batch"], 1, o["grid"], o["grid"], device=device)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-
-    def step():
-        loss = F.mse_loss(model(x), y)
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-        return loss.detach()
-
+    step = _train_step(model, opt, lambda: F.mse_loss(model(x), y), device, amp=False)
     return {"step": step, "meta": _meta(model, o, "2-D Fourier neural operator, NCHW",
                                         "fp32 (cuFFT; cuDNN TF32 by default)", "Adam (for-each)")}
