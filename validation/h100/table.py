@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The H100 table of docs/validation.md ("Another GPU: an H100 SXM"):
 `dvfsim hw validate --device h100-sxm --json` on every capture of this
-folder, of fp8/, heldout8/ to heldout11/, heldout20/ and heldout23/, one Markdown row
+folder, of fp8/, heldout8/ to heldout11/, heldout20/, heldout23/ and heldout24/, one Markdown row
 each (time and energy per step, default profiler correction; energy with
 the capture's own host pairing).
 
@@ -25,7 +25,7 @@ def main():
     print("| capture | measured ms / J / W per step | time | energy | power | own pairing: energy |")
     print("|---|---|---|---|---|---|")
     traces = sorted(glob.glob(os.path.join(HERE, "*.kineto.json.gz")))
-    for sub in ("fp8", "heldout8", "heldout9", "heldout10", "heldout11", "heldout20", "heldout23"):
+    for sub in ("fp8", "heldout8", "heldout9", "heldout10", "heldout11", "heldout20", "heldout23", "heldout24"):
         traces += sorted(glob.glob(os.path.join(HERE, sub, "*.kineto.json.gz")))
     for trace in traces:
         stem = trace[: -len(".kineto.json.gz")]
