@@ -47,6 +47,11 @@ const bool registered = register_model({
 
 }  // namespace
 
+std::optional<RooflineParams> RooflineParams::of_if_used(const Device& d) {
+  if (d.latency.model != kName) return std::nullopt;
+  return of(d);
+}
+
 RooflineParams RooflineParams::of(const Device& d) {
   const Params& p = model_params(d, ModelKind::latency, kName);
   RooflineParams r;

@@ -18,6 +18,8 @@
 // Its parameters are the keys of a device file's `latency: {model:
 // roofline-overlap, ...}` section (declared in roofline_overlap.cpp); the
 // capture device's section is read too, so it must use this model as well.
+#include <optional>
+
 #include "sim/model_forms.h"
 #include "sim/model_registry.h"
 
@@ -49,16 +51,23 @@ struct RooflineParams {
   double l2_resident_below = 0.0;
   double l2_resident_above = 0.0;
   double l2_hit_dram_power = 1.0;
+  // Share of `bytes` of data still in L2 when read again after that many
+  // bytes (a footprint) went through it: 0 without an L2 model.
+  double l2_resident_share(double bytes) const {
+    if (!(l2_bytes > 0)) return 0.0;
+    const double lo = l2_resident_below * l2_bytes, hi = l2_resident_above * l2_bytes;
+    return bytes <= lo ? 1.0 : bytes >= hi ? 0.0 : (hi - bytes) / (hi - lo);
+  }
   // Share of a memory-bound kernel's bytes that draws DRAM power, for a
   // footprint of `bytes`: 1 without an L2 model.
   double dram_power_share(double bytes) const {
-    if (!(l2_bytes > 0)) return 1.0;
-    const double lo = l2_resident_below * l2_bytes, hi = l2_resident_above * l2_bytes;
-    const double hit = bytes <= lo ? 1.0 : bytes >= hi ? 0.0 : (hi - bytes) / (hi - lo);
+    const double hit = l2_resident_share(bytes);
     return 1.0 - hit + hit * l2_hit_dram_power;
   }
   // The device's `latency:` section; InputError when it uses another model.
   static RooflineParams of(const Device& d);
+  // The same, nullopt when the device uses another latency model or none.
+  static std::optional<RooflineParams> of_if_used(const Device& d);
   // Whether a kernel of this class runs a grid on the SMs, and so has a
   // launch and drain (fixed_ns) in which no SM draws the busy term: not
   // copies and memsets (the copy engines; sim/models.h, KernelCost::drain_ns).

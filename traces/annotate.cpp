@@ -11,6 +11,8 @@
 #include <utility>
 
 #include "models/capture_device.h"
+#include "models/roofline_overlap.h"
+#include "sim/device.h"
 #include "sim/error.h"
 #include "traces/classify.h"
 #include "traces/instructions.h"
@@ -487,12 +489,28 @@ std::optional<OpWork> elementwise_work(const Args& a, std::string_view o, bool i
 
 // ---- reductions, losses, embeddings --------------------------------------
 
+// Element size of the ScalarType code softmax's backward records as its
+// input_dtype (c10/core/ScalarType.h: 5 Half, 6 Float, 7 Double, 15
+// BFloat16); `fallback` for any other.
+int softmax_input_elt(std::string_view code, int fallback) {
+  if (code == "5" || code == "15") return 2;
+  if (code == "6") return 4;
+  if (code == "7") return 8;
+  return fallback;
+}
+
 std::optional<OpWork> reduction_work(const Args& a, std::string_view o) {
   const Shape* x = a.tensor(0);
   if (!x) return std::nullopt;
   const double n = numel(*x);
-  if (contains(o, "softmax_backward")) return OpWork{3 * n, a.bytes(0) + a.bytes(1) + a.bytes(0)};
-  if (contains(o, "softmax")) return OpWork{5 * n, 2 * a.bytes(0)};
+  // Each tensor once (softmax_reread_bytes adds the passes of the kernels
+  // that read a row more than once): the backward (grad, output, dim,
+  // input_dtype) writes the input's dtype, the forward (self, dim,
+  // half_to_float) fp32 when asked to.
+  if (contains(o, "softmax_backward"))
+    return OpWork{3 * n, a.bytes(0) + a.bytes(1) + n * softmax_input_elt(a.concrete(3), a.elt(0))};
+  if (contains(o, "softmax"))
+    return OpWork{5 * n, a.bytes(0) + n * (a.concrete(2) == "True" ? 4 : a.elt(0))};
   // cumsum / cumprod (self, dim, dtype): a scan writes every element it reads.
   if (o == "cumsum" || o == "cumprod") return OpWork{n, 2 * a.bytes(0)};
   // sum / mean / amax / ... over the dims in Concrete Inputs[1] ("[0]");
@@ -1363,6 +1381,23 @@ std::optional<double> activation_passes(std::string_view op, std::string_view ke
 
 }  // namespace
 
+double softmax_reread_bytes(std::string_view kernel, double row_tensor_bytes,
+                            const LaunchConfig& launch, const Device* capture) {
+  const bool forward = contains(kernel, "cunn_SoftMaxForward<");
+  if (!forward && !contains(kernel, "cunn_SoftMaxBackward<")) return 0.0;
+  const double rereads = (forward ? 2.0 : 1.0) * row_tensor_bytes;
+  const double rows = launch_blocks(launch);
+  const auto l2 = capture ? RooflineParams::of_if_used(*capture) : std::nullopt;
+  if (!l2 || !(rows > 0) || capture->sm_count <= 0 || capture->max_threads_per_sm <= 0)
+    return rereads;
+  const auto& b = launch.block;
+  const double warps = std::ceil(static_cast<double>(b[0]) * b[1] * b[2] / 32.0);
+  const double per_sm =
+      resident_warp_share(launch, *capture) * (capture->max_threads_per_sm / 32.0) / warps;
+  const double resident_rows = std::min(rows, per_sm * capture->sm_count);
+  return rereads * (1.0 - l2->l2_resident_share(resident_rows * row_tensor_bytes / rows));
+}
+
 std::optional<std::pair<int, int>> gemm_tile(std::string_view name) {
   auto digits = [&](std::size_t at, int& value) {
     std::size_t n = 0;
@@ -1518,6 +1553,11 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
   CaptureRoofline roof = options.roofline;
   if (roof.dram_bytes_per_s <= 0)
     roof = capture_roofline(workload.capture).value_or(kGenericRoofline);
+  // Its L2 and SMs, for the re-reads of softmax_reread_bytes.
+  const std::optional<Device> capture_device =
+      workload.capture.device.empty()
+          ? std::nullopt
+          : std::optional<Device>(load_capture_device(workload.capture.device).device);
   const double peak = roof.dram_bytes_per_s;
   // The fallback's fractions are what one kernel reaches with the GPU to
   // itself; kernels that overlapped in the trace shared it, so each takes its
@@ -1773,6 +1813,10 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
         const auto& [name_duration, launches] = by_name.at(k.name_id);
         k.work.dram_bytes = work->pointwise_dram_bytes / rest_total * name_duration / launches;
       }
+      // A softmax kernel that reads its rows once per pass.
+      k.work.dram_bytes +=
+          softmax_reread_bytes(workload.name(k), Args(call, list_bytes).bytes(0), k.launch,
+                               capture_device ? &*capture_device : nullptr);
       k.work.source = WorkSource::shapes;
       k.work.l2_excess_bytes = work->l2_excess_bytes * share;
       // A tensor-core convolution pass: its L2 reads beyond a GEMM's.

@@ -14,6 +14,8 @@
 
 namespace dvfsim {
 
+struct Device;
+
 // One positional input of an operator call, as the profiler recorded it
 // (`Input Dims`, `Input type`, `Concrete Inputs`, `Input Strides`).
 struct OpInput {
@@ -169,6 +171,32 @@ std::optional<int> dtype_bytes(std::string_view type);
 // not modelled or its shapes are missing. `list_element_bytes` is the element
 // size assumed for TensorList inputs, whose dtype the profiler does not record.
 std::optional<OpWork> estimate_op_work(const OpCall& op, int list_element_bytes = 4);
+
+// PyTorch's softmax over rows (aten/src/ATen/native/cuda/SoftMax.cu) runs a
+// row of at most 1,024 elements and 4 KB in a warp's registers, and a longer
+// one that fits a block's 48 KB of shared memory there (the "Smem" kernels):
+// each reads its tensors once, as reduction_work counts. A longer row runs on
+// cunn_SoftMaxForward or cunn_SoftMaxBackward, one block a row, reading the
+// row once per pass: the forward its input three times (the maximum, the sum
+// of exponentials, the written pass), the backward its gradient twice (the
+// sum, then the written pass with the output). Between two reads of a line
+// of a row, the blocks resident with it (the capture device's SMs and
+// resident_warp_share) read their own rows: a re-read finds the line in L2
+// by the device's L2 residency law for that footprint
+// (RooflineParams::l2_resident_share, the fractions calibrated on
+// elementwise kernels; no new coefficient), else in DRAM. Returns the bytes
+// a kernel reads beyond one read of each tensor: twice (forward) or once
+// (backward) `row_tensor_bytes` (the operator's first input, the input or
+// the gradient) times the share not resident, all of them when the capture
+// device is unknown; 0 for every other kernel. Nsight Compute, one step
+// each, against this: GPT-3 XL on the H200 (bf16 rows of 50,304; forward 264
+// resident rows, 26.6 MB, resident; backward 528, 53.1 MB, 0.18 resident)
+// read its input 1.17 times (1) and its gradient twice (1.82); a
+// Mamba-2-shaped SSM on an H100 (fp32 rows of 32,000, 264 rows, 33.8 MB,
+// 0.66 resident) 2.75 (1.69) and 1.98 times (1.34): docs/validation.md,
+// "Softmax over long rows".
+double softmax_reread_bytes(std::string_view kernel, double row_tensor_bytes,
+                            const LaunchConfig& launch, const Device* capture);
 
 // Per-activity facts the reader knows and the annotation needs, parallel to
 // Workload::kernels.

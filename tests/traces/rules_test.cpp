@@ -540,6 +540,61 @@ TEST(Rules, IntegerAndComplexMatrixProducts) {
   EXPECT_DOUBLE_EQ(estimate_op_work(c)->dram_bytes, 3.0 * 256 * 64 * 64 * 8);
 }
 
+TEST(Rules, SoftmaxRowsTooLongForSharedMemoryAreReadOncePerPass) {
+  const OpInput dim1{{}, "Scalar", "1", {}};
+  // Each tensor once: fp32 [16384, 32000] in and out, 2 x 2,097,152,000 B;
+  // bf16 [8192, 50304] in, fp32 out (half_to_float): 6 B an element.
+  const double n = 16384.0 * 32000, g = 8192.0 * 50304;
+  const OpCall fwd("aten::_log_softmax",
+                   {tensor({16384, 32000}), dim1, OpInput{{}, "Scalar", "False", {}}});
+  ASSERT_TRUE(estimate_op_work(fwd).has_value());
+  EXPECT_DOUBLE_EQ(estimate_op_work(fwd)->dram_bytes, 8 * n);
+  const OpCall widen("aten::_log_softmax", {tensor({8192, 50304}, "c10::BFloat16"), dim1,
+                                            OpInput{{}, "Scalar", "True", {}}});
+  EXPECT_DOUBLE_EQ(estimate_op_work(widen)->dram_bytes, 6 * g);
+  // The backward (grad, output, dim, input_dtype) writes the input's dtype:
+  // 15 (BFloat16) after fp32 gradients, 4 + 4 + 2 B an element.
+  const OpCall bwd(
+      "aten::_log_softmax_backward_data",
+      {tensor({8192, 50304}), tensor({8192, 50304}), dim1, OpInput{{}, "Scalar", "15", {}}});
+  EXPECT_DOUBLE_EQ(estimate_op_work(bwd)->dram_bytes, 10 * g);
+
+  // The kernels that stage a row in shared memory read it once; the
+  // block-a-row ones re-read it: forward twice more, backward the gradient
+  // once more, all of it when the capture device is unknown.
+  const std::string f = "void at::native::cunn_SoftMaxForward<4, float, float, float, Epilogue>";
+  const std::string b = "void at::native::cunn_SoftMaxBackward<8, c10::BFloat16, float>";
+  LaunchConfig rows;
+  rows.grid[0] = 16384;
+  rows.block[0] = 1024;
+  rows.registers_per_thread = 32;
+  EXPECT_EQ(softmax_reread_bytes("cunn_SoftMaxForwardSmem<4, float>", 4 * n, rows, nullptr), 0.0);
+  EXPECT_DOUBLE_EQ(softmax_reread_bytes(f, 4 * n, rows, nullptr), 8 * n);
+  // On an H100 (132 SMs, 2 blocks of 1,024 threads each; L2 52,428,800 B,
+  // resident below 0.50 of it, 26,214,400 B, none above 0.92, 48,234,496 B)
+  // the 264 resident rows read 264 x 128,000 = 33,792,000 B between two
+  // reads of a line: resident (48,234,496 - 33,792,000) / (48,234,496 -
+  // 26,214,400) = 0.656 of it. With 100 rows in all, 12.8 MB: all of it.
+  const Device h100 = load_capture_device("h100-sxm").device;
+  EXPECT_NEAR(softmax_reread_bytes(f, 4 * n, rows, &h100), 8 * n * (1 - 14442496.0 / 22020096.0),
+              1.0);
+  LaunchConfig few = rows;
+  few.grid[0] = 100;
+  EXPECT_EQ(softmax_reread_bytes(f, 100 * 128000.0, few, &h100), 0.0);
+  // On the H200 (L2 62,914,560 B: 31,457,280 and 57,881,395.2 B): the bf16
+  // rows of 50,304, 264 x 100,608 B = 26.6 MB, stay; the backward's
+  // 512-thread blocks, 4 an SM, 528 x 100,608 = 53,121,024 B, 0.180 of
+  // them; rows of 65,536 fp32, 264 x 262,144 = 69.2 MB, none.
+  const Device h200 = load_capture_device("h200").device;
+  LaunchConfig gpt = rows;
+  gpt.grid[0] = 8192;
+  EXPECT_EQ(softmax_reread_bytes(f, 2 * g, gpt, &h200), 0.0);
+  EXPECT_DOUBLE_EQ(softmax_reread_bytes(f, 8192 * 262144.0, gpt, &h200), 2 * 8192 * 262144.0);
+  gpt.block[0] = 512;
+  EXPECT_NEAR(softmax_reread_bytes(b, 2 * g, gpt, &h200), 2 * g * (1 - 4760371.2 / 26424115.2),
+              1.0);
+}
+
 TEST(Rules, GemmWithoutShapesSitsNearItsComputeRoof) {
   // A 1 ms GEMM kernel without an operator or a tile in its name on the H200
   // at its default 1980 MHz: tensor peak 132 SMs x 4096 FLOP/clk x 1.98 GHz
