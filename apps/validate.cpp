@@ -384,14 +384,16 @@ void print_validation(std::ostream& out, const ValidationSpec& v, const Validati
     out << fmt::format(
         "host factor from {:g} to {:g} (the range of the H200 captures): time {:.2f} to {:.2f} ms "
         "({:+.2f} to {:+.2f}%), energy {:.2f} to {:.2f} J ({:+.2f} to {:+.2f}%): ",
-        b->slow_factor, b->fast_factor, b->fast.time_s * 1e3, b->slow.time_s * 1e3,
-        b->fast.time_error_pct, b->slow.time_error_pct,
+        b->slow_factor, b->fast_factor, std::min(b->fast.time_s, b->slow.time_s) * 1e3,
+        std::max(b->fast.time_s, b->slow.time_s) * 1e3,
+        std::min(b->fast.time_error_pct, b->slow.time_error_pct),
+        std::max(b->fast.time_error_pct, b->slow.time_error_pct),
         std::min(b->fast.energy_j, b->slow.energy_j), std::max(b->fast.energy_j, b->slow.energy_j),
         std::min(b->fast.energy_error_pct, b->slow.energy_error_pct),
         std::max(b->fast.energy_error_pct, b->slow.energy_error_pct));
     if (!b->host_bound())
       out << fmt::format("the GPU bounds this step (the host moves its time by {:.2f}%)\n",
-                         b->time_spread_pct());
+                         std::abs(b->time_spread_pct()));
     else
       out << fmt::format(
           "the host bounds this step, its time rests on the profiler correction (the measured "
