@@ -503,7 +503,7 @@ std::optional<OpWork> reduction_work(const Args& a, std::string_view o) {
   const Shape* x = a.tensor(0);
   if (!x) return std::nullopt;
   const double n = numel(*x);
-  // Each tensor once (softmax_reread_bytes adds the passes of the kernels
+  // Each tensor once (row_reread_bytes adds the passes of the kernels
   // that read a row more than once): the backward (grad, output, dim,
   // input_dtype) writes the input's dtype, the forward (self, dim,
   // half_to_float) fp32 when asked to.
@@ -1381,21 +1381,36 @@ std::optional<double> activation_passes(std::string_view op, std::string_view ke
 
 }  // namespace
 
-double softmax_reread_bytes(std::string_view kernel, double row_tensor_bytes,
-                            const LaunchConfig& launch, const Device* capture) {
-  const bool forward = contains(kernel, "cunn_SoftMaxForward<");
-  if (!forward && !contains(kernel, "cunn_SoftMaxBackward<")) return 0.0;
-  const double rereads = (forward ? 2.0 : 1.0) * row_tensor_bytes;
+double row_reread_bytes(std::string_view kernel, double first_input_bytes,
+                        double second_input_bytes, const LaunchConfig& launch,
+                        const Device* capture) {
+  // Passes after the first over the rows, and the bytes a row of them holds.
+  double passes = 0.0, tensors = 0.0;
+  if (contains(kernel, "cunn_SoftMaxForward<")) {
+    passes = 2.0;
+    tensors = first_input_bytes;
+  } else if (contains(kernel, "cunn_SoftMaxBackward<") ||
+             contains(kernel, "vectorized_layer_norm_kernel")) {
+    passes = 1.0;
+    tensors = first_input_bytes;
+  } else if (contains(kernel, "layer_norm_grad_input_kernel")) {
+    passes = 1.0;
+    tensors = first_input_bytes + second_input_bytes;
+  } else {
+    return 0.0;
+  }
+  const double rereads = passes * tensors;
   const double rows = launch_blocks(launch);
   const auto l2 = capture ? RooflineParams::of_if_used(*capture) : std::nullopt;
-  if (!l2 || !(rows > 0) || capture->sm_count <= 0 || capture->max_threads_per_sm <= 0)
-    return rereads;
+  // Without the capture device's L2 and SMs, none: a narrow row's re-reads
+  // stay in L2 on any GPU, and counting them would double its bytes.
+  if (!l2 || !(rows > 0) || capture->sm_count <= 0 || capture->max_threads_per_sm <= 0) return 0.0;
   const auto& b = launch.block;
   const double warps = std::ceil(static_cast<double>(b[0]) * b[1] * b[2] / 32.0);
   const double per_sm =
       resident_warp_share(launch, *capture) * (capture->max_threads_per_sm / 32.0) / warps;
   const double resident_rows = std::min(rows, per_sm * capture->sm_count);
-  return rereads * (1.0 - l2->l2_resident_share(resident_rows * row_tensor_bytes / rows));
+  return rereads * (1.0 - l2->l2_resident_share(resident_rows * tensors / rows));
 }
 
 std::optional<std::pair<int, int>> gemm_tile(std::string_view name) {
@@ -1553,7 +1568,7 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
   CaptureRoofline roof = options.roofline;
   if (roof.dram_bytes_per_s <= 0)
     roof = capture_roofline(workload.capture).value_or(kGenericRoofline);
-  // Its L2 and SMs, for the re-reads of softmax_reread_bytes.
+  // Its L2 and SMs, for the re-reads of row_reread_bytes.
   const std::optional<Device> capture_device =
       workload.capture.device.empty()
           ? std::nullopt
@@ -1813,10 +1828,10 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
         const auto& [name_duration, launches] = by_name.at(k.name_id);
         k.work.dram_bytes = work->pointwise_dram_bytes / rest_total * name_duration / launches;
       }
-      // A softmax kernel that reads its rows once per pass.
-      k.work.dram_bytes +=
-          softmax_reread_bytes(workload.name(k), Args(call, list_bytes).bytes(0), k.launch,
-                               capture_device ? &*capture_device : nullptr);
+      // A softmax or norm kernel that reads its rows once per pass.
+      const Args args(call, list_bytes);
+      k.work.dram_bytes += row_reread_bytes(workload.name(k), args.bytes(0), args.bytes(1),
+                                            k.launch, capture_device ? &*capture_device : nullptr);
       k.work.source = WorkSource::shapes;
       k.work.l2_excess_bytes = work->l2_excess_bytes * share;
       // A tensor-core convolution pass: its L2 reads beyond a GEMM's.

@@ -172,31 +172,37 @@ std::optional<int> dtype_bytes(std::string_view type);
 // size assumed for TensorList inputs, whose dtype the profiler does not record.
 std::optional<OpWork> estimate_op_work(const OpCall& op, int list_element_bytes = 4);
 
-// PyTorch's softmax over rows (aten/src/ATen/native/cuda/SoftMax.cu) runs a
-// row of at most 1,024 elements and 4 KB in a warp's registers, and a longer
-// one that fits a block's 48 KB of shared memory there (the "Smem" kernels):
-// each reads its tensors once, as reduction_work counts. A longer row runs on
-// cunn_SoftMaxForward or cunn_SoftMaxBackward, one block a row, reading the
-// row once per pass: the forward its input three times (the maximum, the sum
-// of exponentials, the written pass), the backward its gradient twice (the
-// sum, then the written pass with the output). Between two reads of a line
-// of a row, the blocks resident with it (the capture device's SMs and
-// resident_warp_share) read their own rows: a re-read finds the line in L2
-// by the device's L2 residency law for that footprint
-// (RooflineParams::l2_resident_share, the fractions calibrated on
+// Kernels that read a row once per pass, one block a row, so that a pass
+// after the first re-reads what the first read:
+//  - ATen's softmax (aten/src/ATen/native/cuda/SoftMax.cu) stages a row of
+//    at most 1,024 elements and 4 KB in a warp's registers and a longer one
+//    that fits a block's 48 KB of shared memory there (the "Smem" kernels),
+//    and reads its tensors once, as reduction_work counts; a longer row runs
+//    on cunn_SoftMaxForward, which reads its input three times (the
+//    maximum, the sum of exponentials, the written pass), or
+//    cunn_SoftMaxBackward, which reads its gradient twice (the sum, then
+//    the written pass with the output);
+//  - layer and RMS norm's vectorized_layer_norm_kernel reads x twice (the
+//    row's moments, then the normalising pass), and
+//    layer_norm_grad_input_kernel(_vectorized) dy and x twice (the row's
+//    sums, then dx), whatever the row's width.
+// Between two reads of a line of a row, the blocks resident with it (the
+// capture device's SMs and resident_warp_share) read their own rows: a
+// re-read finds the line in L2 by the device's L2 residency law for that
+// footprint (RooflineParams::l2_resident_share, the fractions calibrated on
 // elementwise kernels; no new coefficient), else in DRAM. Returns the bytes
-// a kernel reads beyond one read of each tensor: twice (forward) or once
-// (backward) `row_tensor_bytes` (the operator's first input, the input or
-// the gradient) times the share not resident, all of them when the capture
-// device is unknown; 0 for every other kernel. Nsight Compute, one step
-// each, against this: GPT-3 XL on the H200 (bf16 rows of 50,304; forward 264
-// resident rows, 26.6 MB, resident; backward 528, 53.1 MB, 0.18 resident)
-// read its input 1.17 times (1) and its gradient twice (1.82); a
-// Mamba-2-shaped SSM on an H100 (fp32 rows of 32,000, 264 rows, 33.8 MB,
-// 0.66 resident) 2.75 (1.69) and 1.98 times (1.34): docs/validation.md,
-// "Softmax over long rows".
-double softmax_reread_bytes(std::string_view kernel, double row_tensor_bytes,
-                            const LaunchConfig& launch, const Device* capture);
+// a kernel reads beyond one read of each tensor: the re-read passes over the
+// operator's first input (softmax: the input or the gradient; norm forward:
+// x) or its first two (norm backward: dy and x) times the share not
+// resident; none when the capture device (its L2 and SMs) is unknown, as
+// for a narrow row on any GPU; 0 for every other kernel. Checked with
+// Nsight Compute (docs/validation.md, "A second board for the five, and
+// softmax over long rows", "Layer and RMS norm rows read twice"): softmax
+// on two GPUs, and layer and RMS norm on H100s at rows of 0.5 to 16 KB over
+// 256 to 32,768 rows, measured before the rule and not used to shape it.
+double row_reread_bytes(std::string_view kernel, double first_input_bytes,
+                        double second_input_bytes, const LaunchConfig& launch,
+                        const Device* capture);
 
 // Per-activity facts the reader knows and the annotation needs, parallel to
 // Workload::kernels.

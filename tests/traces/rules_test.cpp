@@ -561,26 +561,26 @@ TEST(Rules, SoftmaxRowsTooLongForSharedMemoryAreReadOncePerPass) {
 
   // The kernels that stage a row in shared memory read it once; the
   // block-a-row ones re-read it: forward twice more, backward the gradient
-  // once more, all of it when the capture device is unknown.
+  // once more, none of it counted when the capture device is unknown.
   const std::string f = "void at::native::cunn_SoftMaxForward<4, float, float, float, Epilogue>";
   const std::string b = "void at::native::cunn_SoftMaxBackward<8, c10::BFloat16, float>";
   LaunchConfig rows;
   rows.grid[0] = 16384;
   rows.block[0] = 1024;
   rows.registers_per_thread = 32;
-  EXPECT_EQ(softmax_reread_bytes("cunn_SoftMaxForwardSmem<4, float>", 4 * n, rows, nullptr), 0.0);
-  EXPECT_DOUBLE_EQ(softmax_reread_bytes(f, 4 * n, rows, nullptr), 8 * n);
+  EXPECT_EQ(row_reread_bytes("cunn_SoftMaxForwardSmem<4, float>", 4 * n, 0, rows, nullptr), 0.0);
+  EXPECT_EQ(row_reread_bytes(f, 4 * n, 0, rows, nullptr), 0.0);
   // On an H100 (132 SMs, 2 blocks of 1,024 threads each; L2 52,428,800 B,
   // resident below 0.50 of it, 26,214,400 B, none above 0.92, 48,234,496 B)
   // the 264 resident rows read 264 x 128,000 = 33,792,000 B between two
   // reads of a line: resident (48,234,496 - 33,792,000) / (48,234,496 -
   // 26,214,400) = 0.656 of it. With 100 rows in all, 12.8 MB: all of it.
   const Device h100 = load_capture_device("h100-sxm").device;
-  EXPECT_NEAR(softmax_reread_bytes(f, 4 * n, rows, &h100), 8 * n * (1 - 14442496.0 / 22020096.0),
+  EXPECT_NEAR(row_reread_bytes(f, 4 * n, 0, rows, &h100), 8 * n * (1 - 14442496.0 / 22020096.0),
               1.0);
   LaunchConfig few = rows;
   few.grid[0] = 100;
-  EXPECT_EQ(softmax_reread_bytes(f, 100 * 128000.0, few, &h100), 0.0);
+  EXPECT_EQ(row_reread_bytes(f, 100 * 128000.0, 0, few, &h100), 0.0);
   // On the H200 (L2 62,914,560 B: 31,457,280 and 57,881,395.2 B): the bf16
   // rows of 50,304, 264 x 100,608 B = 26.6 MB, stay; the backward's
   // 512-thread blocks, 4 an SM, 528 x 100,608 = 53,121,024 B, 0.180 of
@@ -588,11 +588,41 @@ TEST(Rules, SoftmaxRowsTooLongForSharedMemoryAreReadOncePerPass) {
   const Device h200 = load_capture_device("h200").device;
   LaunchConfig gpt = rows;
   gpt.grid[0] = 8192;
-  EXPECT_EQ(softmax_reread_bytes(f, 2 * g, gpt, &h200), 0.0);
-  EXPECT_DOUBLE_EQ(softmax_reread_bytes(f, 8192 * 262144.0, gpt, &h200), 2 * 8192 * 262144.0);
+  EXPECT_EQ(row_reread_bytes(f, 2 * g, 0, gpt, &h200), 0.0);
+  EXPECT_DOUBLE_EQ(row_reread_bytes(f, 8192 * 262144.0, 0, gpt, &h200), 2 * 8192 * 262144.0);
   gpt.block[0] = 512;
-  EXPECT_NEAR(softmax_reread_bytes(b, 2 * g, gpt, &h200), 2 * g * (1 - 4760371.2 / 26424115.2),
-              1.0);
+  EXPECT_NEAR(row_reread_bytes(b, 2 * g, 0, gpt, &h200), 2 * g * (1 - 4760371.2 / 26424115.2), 1.0);
+}
+
+TEST(Rules, NormKernelsReReadWideRowsByTheL2ResidencyLaw) {
+  // Layer / RMS norm on 16,384 rows of 4,096 bf16 (x and dy 134,217,728 B
+  // each), 128-thread blocks of 32 registers: 16 an SM on an H100, 2,112
+  // rows resident. The input-gradient kernel reads dy and x again after the
+  // 2,112 rows' 16 KB each went through L2, 34,603,008 B: resident
+  // (48,234,496 - 34,603,008) / 22,020,096 = 0.619 of it, the rest of 2 x
+  // 134,217,728 B from DRAM. The forward re-reads x after 2,112 x 8 KB =
+  // 17.3 MB, under 0.50 of the L2: none from DRAM; nor the backward over
+  // 1,024 rows (16.8 MB).
+  const Device h100 = load_capture_device("h100-sxm").device;
+  LaunchConfig rows;
+  rows.grid[0] = 16384;
+  rows.block[0] = 128;
+  rows.registers_per_thread = 32;
+  const double t = 16384.0 * 4096 * 2;
+  EXPECT_NEAR(row_reread_bytes("void layer_norm_grad_input_kernel_vectorized<BFloat16, float, 1>",
+                               t, t, rows, &h100),
+              2 * t * (1 - 13631488.0 / 22020096.0), 1.0);
+  EXPECT_EQ(
+      row_reread_bytes("void vectorized_layer_norm_kernel<BFloat16, float, 1>", t, 0, rows, &h100),
+      0.0);
+  LaunchConfig few = rows;
+  few.grid[0] = 1024;
+  EXPECT_EQ(
+      row_reread_bytes("layer_norm_grad_input_kernel<float, float>", t / 16, t / 16, few, &h100),
+      0.0);
+  // Unknown capture device (no L2 to judge by): none; other kernels none.
+  EXPECT_EQ(row_reread_bytes("layer_norm_grad_input_kernel", t, t, rows, nullptr), 0.0);
+  EXPECT_EQ(row_reread_bytes("GammaBetaBackwardCUDAKernelTemplate", t, t, rows, nullptr), 0.0);
 }
 
 TEST(Rules, GemmWithoutShapesSitsNearItsComputeRoof) {
