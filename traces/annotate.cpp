@@ -1402,9 +1402,12 @@ double row_reread_bytes(std::string_view kernel, double first_input_bytes,
   const double rereads = passes * tensors;
   const double rows = launch_blocks(launch);
   const auto l2 = capture ? RooflineParams::of_if_used(*capture) : std::nullopt;
-  // Without the capture device's L2 and SMs, none: a narrow row's re-reads
-  // stay in L2 on any GPU, and counting them would double its bytes.
-  if (!l2 || !(rows > 0) || capture->sm_count <= 0 || capture->max_threads_per_sm <= 0) return 0.0;
+  // Without the capture device's L2 model (l2_bytes and its residency
+  // fractions: the H100 SXM and H200 files) and SMs, none: a narrow row's
+  // re-reads stay in L2 on any GPU, and counting them would double its bytes.
+  if (!l2 || !(l2->l2_bytes > 0) || !(rows > 0) || capture->sm_count <= 0 ||
+      capture->max_threads_per_sm <= 0)
+    return 0.0;
   const auto& b = launch.block;
   const double warps = std::ceil(static_cast<double>(b[0]) * b[1] * b[2] / 32.0);
   const double per_sm =

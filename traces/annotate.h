@@ -194,8 +194,9 @@ std::optional<OpWork> estimate_op_work(const OpCall& op, int list_element_bytes 
 // a kernel reads beyond one read of each tensor: the re-read passes over the
 // operator's first input (softmax: the input or the gradient; norm forward:
 // x) or its first two (norm backward: dy and x) times the share not
-// resident; none when the capture device (its L2 and SMs) is unknown, as
-// for a narrow row on any GPU; 0 for every other kernel. Checked with
+// resident; none when the capture device is unknown or its file has no L2
+// model (only the H100 SXM and H200 files calibrate one), as for a narrow
+// row on any GPU; 0 for every other kernel. Checked with
 // Nsight Compute (docs/validation.md, "A second board for the five, and
 // softmax over long rows", "Layer and RMS norm rows read twice"): softmax
 // on two GPUs and a sweep of 26 kernels (widths 8,000-131,072) run after the
