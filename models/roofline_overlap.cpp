@@ -103,10 +103,10 @@ Clocks RooflineOverlap::capture_clocks(const Workload& w, const Device& capture)
   return make_clocks(capture, core, mem);
 }
 
-double resident_warp_share(const LaunchConfig& launch, const Device& d) {
+std::optional<double> resident_blocks_per_sm(const LaunchConfig& launch, const Device& d) {
   const auto& b = launch.block;
   const double threads = static_cast<double>(b[0]) * b[1] * b[2];
-  if (d.max_threads_per_sm <= 0 || d.sm_count <= 0 || threads <= 1) return 1.0;
+  if (d.max_threads_per_sm <= 0 || d.sm_count <= 0 || threads <= 1) return std::nullopt;
   const double warps = std::ceil(threads / 32.0);
   const double max_warps = d.max_threads_per_sm / 32.0;
   double blocks = std::min<double>(d.max_blocks_per_sm, std::floor(max_warps / warps));
@@ -120,8 +120,15 @@ double resident_warp_share(const LaunchConfig& launch, const Device& d) {
   blocks = std::max(blocks, 1.0);  // it ran: at least one block fits
   const auto& g = launch.grid;
   const double ctas = static_cast<double>(g[0]) * g[1] * g[2];
-  const double per_sm = std::min(blocks, std::max(1.0, ctas / d.sm_count));
-  return std::min(1.0, per_sm * warps / max_warps);
+  return std::min(blocks, std::max(1.0, ctas / d.sm_count));
+}
+
+double resident_warp_share(const LaunchConfig& launch, const Device& d) {
+  const auto per_sm = resident_blocks_per_sm(launch, d);
+  if (!per_sm) return 1.0;
+  const auto& b = launch.block;
+  const double warps = std::ceil(static_cast<double>(b[0]) * b[1] * b[2] / 32.0);
+  return std::min(1.0, *per_sm * warps / (d.max_threads_per_sm / 32.0));
 }
 
 std::vector<KernelCost> RooflineOverlap::prepare(const Workload& w, const Device& capture,

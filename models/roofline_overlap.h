@@ -85,6 +85,10 @@ struct RooflineParams {
 // is not counted). 1 when the device gives no limits or the launch gives no
 // block size.
 double resident_warp_share(const LaunchConfig& launch, const Device& d);
+// The blocks of the launch each SM its grid occupies holds at once, by the
+// same limits (resident_warp_share is these blocks' warps over the SM's);
+// nullopt when the device gives no limits or the launch no block size.
+std::optional<double> resident_blocks_per_sm(const LaunchConfig& launch, const Device& d);
 
 class RooflineOverlap final : public LatencyModel {
  public:

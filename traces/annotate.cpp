@@ -1408,10 +1408,10 @@ double row_reread_bytes(std::string_view kernel, double first_input_bytes,
   if (!l2 || !(l2->l2_bytes > 0) || !(rows > 0) || capture->sm_count <= 0 ||
       capture->max_threads_per_sm <= 0)
     return 0.0;
-  const auto& b = launch.block;
-  const double warps = std::ceil(static_cast<double>(b[0]) * b[1] * b[2] / 32.0);
+  // A launch without a block size: one-warp blocks, as many as the SM's
+  // threads allow.
   const double per_sm =
-      resident_warp_share(launch, *capture) * (capture->max_threads_per_sm / 32.0) / warps;
+      resident_blocks_per_sm(launch, *capture).value_or(capture->max_threads_per_sm / 32.0);
   const double resident_rows = std::min(rows, per_sm * capture->sm_count);
   return rereads * (1.0 - l2->l2_resident_share(resident_rows * tensors / rows));
 }
@@ -1521,13 +1521,19 @@ std::optional<OpWork> estimate_op_work(const OpCall& op, int list_element_bytes)
   return collective_work(op);
 }
 
-std::optional<CaptureRoofline> capture_roofline(const CaptureInfo& capture) {
-  if (capture.device.empty()) return std::nullopt;
-  const Device d = load_capture_device(capture.device).device;
+namespace {
+// The roofline of `d`, the capture device, at the clocks `capture` ran at.
+CaptureRoofline roofline_of(const Device& d, const CaptureInfo& capture) {
   const std::int32_t core = capture.core_mhz > 0 ? capture.core_mhz : d.default_core_mhz;
   const std::int32_t mem = capture.memory_mhz > 0 ? capture.memory_mhz : d.default_memory_mhz;
   return CaptureRoofline{d.dram_bytes_per_s(mem), d.tensor_flops_per_s(core),
                          d.fp32_flops_per_s(core), d.issue_per_s(core)};
+}
+}  // namespace
+
+std::optional<CaptureRoofline> capture_roofline(const CaptureInfo& capture) {
+  if (capture.device.empty()) return std::nullopt;
+  return roofline_of(load_capture_device(capture.device).device, capture);
 }
 
 std::vector<double> traced_concurrency(std::span<const Kernel> kernels) {
@@ -1568,14 +1574,15 @@ std::vector<double> traced_concurrency(std::span<const Kernel> kernels) {
 void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
                    std::span<const ActivityFacts> activities, const AnnotateOptions& options) {
   auto& kernels = workload.kernels;
-  CaptureRoofline roof = options.roofline;
-  if (roof.dram_bytes_per_s <= 0)
-    roof = capture_roofline(workload.capture).value_or(kGenericRoofline);
-  // Its L2 and SMs, for the re-reads of row_reread_bytes.
+  // The capture device, read once: its roofline, and its L2 and SMs for the
+  // re-reads of row_reread_bytes.
   const std::optional<Device> capture_device =
       workload.capture.device.empty()
           ? std::nullopt
           : std::optional<Device>(load_capture_device(workload.capture.device).device);
+  CaptureRoofline roof = options.roofline;
+  if (roof.dram_bytes_per_s <= 0)
+    roof = capture_device ? roofline_of(*capture_device, workload.capture) : kGenericRoofline;
   const double peak = roof.dram_bytes_per_s;
   // The fallback's fractions are what one kernel reaches with the GPU to
   // itself; kernels that overlapped in the trace shared it, so each takes its
@@ -1813,6 +1820,10 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
         d += static_cast<double>(kernels[idx].work.duration_ns);
         n += 1;
       }
+    // The tensors a softmax or norm kernel re-reads: the operator's first
+    // (input, gradient, x) and second (norm backward's x) inputs.
+    const Args args(call, list_bytes);
+    const double first_input_bytes = args.bytes(0), second_input_bytes = args.bytes(1);
     for (std::size_t m = 0; m < members.size(); ++m) {
       Kernel& k = kernels[members[m]];
       const double share =
@@ -1832,8 +1843,7 @@ void annotate_work(Workload& workload, std::span<const OpCall> op_calls,
         k.work.dram_bytes = work->pointwise_dram_bytes / rest_total * name_duration / launches;
       }
       // A softmax or norm kernel that reads its rows once per pass.
-      const Args args(call, list_bytes);
-      k.work.dram_bytes += row_reread_bytes(workload.name(k), args.bytes(0), args.bytes(1),
+      k.work.dram_bytes += row_reread_bytes(workload.name(k), first_input_bytes, second_input_bytes,
                                             k.launch, capture_device ? &*capture_device : nullptr);
       k.work.source = WorkSource::shapes;
       k.work.l2_excess_bytes = work->l2_excess_bytes * share;
