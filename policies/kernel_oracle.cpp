@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <limits>
+#include <optional>
 
 #include "policies/objective.h"
 #include "policies/planning/kernel_plan.h"
@@ -22,7 +24,7 @@ namespace {
 
 // Replays of a tightened plan before giving up on it (the default clocks):
 // each replay's overshoot tightens the next plan's budget
-// (plan::tightening_ns), and the shipped traces meet the budget by the second.
+// (plan::replan_until_met), and the shipped traces meet the budget by the second.
 constexpr int kReplayChecks = 4;
 
 class KernelOracle final : public Policy {
@@ -52,25 +54,33 @@ class KernelOracle final : public Policy {
     const double ref = static_cast<double>(ref_result.end_ns - ref_result.begin_ns);
     const double budget = objective_.budget(ref);
     pairs_.clear();
-    for (int attempt = 0; attempt < kReplayChecks; ++attempt) {
+    if (!objective_.time_bounded()) {
       const plan::KernelPlan kp = plan::plan_kernels(in);
       report(kp.report);
-      std::vector<Clocks> pairs = kp.pairs;
-      if (!objective_.time_bounded()) {
-        pairs_ = std::move(pairs);
-        break;
-      }
-      const RunResult r = plan::replay_plan(ctx, &pairs);
-      const double t = static_cast<double>(r.end_ns - r.begin_ns);
-      if (objective_.replay_meets(t, budget)) {
-        // A plan that meets the budget but, with its switches landing late,
-        // uses more energy than the default clocks is not kept: the oracle
-        // then runs at the default clocks (saving 0, never negative).
-        if (r.energy_j < ref_result.energy_j) pairs_ = std::move(pairs);
-        break;
-      }
-      in.extra_tighten_ns += plan::tightening_ns(t - budget, budget);
+      pairs_ = kp.pairs;
+      return;
     }
+    constexpr double kNeverHopeless = std::numeric_limits<double>::infinity();
+    // The plan of least energy that meets the budget. One that, with its
+    // switches landing late, uses more energy than the default clocks is not
+    // kept: the oracle then runs at the default clocks (saving 0, never
+    // negative).
+    double best_j = ref_result.energy_j;
+    plan::replan_until_met(kReplayChecks, budget, kNeverHopeless,
+                           [&](double tighten) -> std::optional<double> {
+                             plan::KernelPlanInput k = in;
+                             k.extra_tighten_ns = tighten;
+                             const plan::KernelPlan kp = plan::plan_kernels(k);
+                             report(kp.report);
+                             const RunResult r = plan::replay_plan(ctx, &kp.pairs);
+                             const double t = static_cast<double>(r.end_ns - r.begin_ns);
+                             if (!objective_.replay_meets(t, budget)) return t - budget;
+                             if (r.energy_j < best_j) {
+                               pairs_ = kp.pairs;
+                               best_j = r.energy_j;
+                             }
+                             return 0.0;
+                           });
   }
 
   void on_kernel_start(PolicyContext& ctx, std::uint32_t kernel) override {

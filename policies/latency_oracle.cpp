@@ -20,6 +20,8 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <limits>
+#include <optional>
 
 #include "policies/objective.h"
 #include "policies/online/switcher.h"
@@ -140,15 +142,21 @@ class LatencyOracle final : public Policy {
     sin.extra_candidates = {single};
     sin.what = "whole run: ";
     plan::SolveReport seg_report;
-    for (int attempt = 0; attempt < kReplayChecks; ++attempt) {
-      const plan::SegmentPlan sp = plan::plan_segments(sin, em0);
-      seg_report = sp.report;
-      if (!sp.have) break;
-      const RunResult r = replay(sp.pairs, sp.emulation);
-      if (consider("segments", sp.pairs, r)) break;
-      sin.extra_tighten_ns +=
-          plan::tightening_ns(static_cast<double>(r.end_ns - r.begin_ns) - budget, budget);
-    }
+    // By how much a checked plan's replay missed the budget (<= 0: met).
+    auto miss = [&](const RunResult& r) {
+      return static_cast<double>(r.end_ns - r.begin_ns) - budget;
+    };
+    constexpr double kNeverHopeless = std::numeric_limits<double>::infinity();
+    plan::replan_until_met(kReplayChecks, budget, kNeverHopeless,
+                           [&](double tighten) -> std::optional<double> {
+                             plan::SegmentPlanInput s = sin;
+                             s.extra_tighten_ns = tighten;
+                             const plan::SegmentPlan sp = plan::plan_segments(s, em0);
+                             seg_report = sp.report;
+                             if (!sp.have) return std::nullopt;
+                             const RunResult r = replay(sp.pairs, sp.emulation);
+                             return consider("segments", sp.pairs, r) ? 0.0 : miss(r);
+                           });
 
     // 2. The per-kernel knapsack (kernel-oracle's plan) and 3. one pair per
     // phase, each replayed under the early switcher.
@@ -158,13 +166,14 @@ class LatencyOracle final : public Policy {
       in.plan.memory = plan::MemoryMode::automatic;
       in.plan.policy = "latency-oracle";
       in.plan.what = name;
-      for (int attempt = 0; attempt < kReplayChecks; ++attempt) {
-        const plan::KernelPlan kp = plan::plan_kernels(in);
-        const RunResult r = replay(kp.pairs, kp.emulation);
-        if (consider(name, kp.pairs, r)) break;
-        in.extra_tighten_ns +=
-            plan::tightening_ns(static_cast<double>(r.end_ns - r.begin_ns) - budget, budget);
-      }
+      plan::replan_until_met(kReplayChecks, budget, kNeverHopeless,
+                             [&](double tighten) -> std::optional<double> {
+                               plan::KernelPlanInput k = in;
+                               k.extra_tighten_ns = tighten;
+                               const plan::KernelPlan kp = plan::plan_kernels(k);
+                               const RunResult r = replay(kp.pairs, kp.emulation);
+                               return consider(name, kp.pairs, r) ? 0.0 : miss(r);
+                             });
     };
     knapsack(whole, "per-kernel knapsack");
     // kernel-oracle itself: its plan requested when each kernel starts (with
@@ -174,14 +183,16 @@ class LatencyOracle final : public Policy {
       in.plan.objective = objective_;
       in.plan.policy = "latency-oracle";
       in.plan.what = "per-kernel knapsack, requested at kernel start";
-      for (int attempt = 0; attempt < kReplayChecks; ++attempt) {
-        const plan::KernelPlan kp = plan::plan_kernels(in);
-        ++replays;
-        const RunResult r = plan::replay_plan(ctx, &kp.pairs);
-        if (consider("per-kernel knapsack at kernel start", kp.pairs, r, true)) break;
-        in.extra_tighten_ns +=
-            plan::tightening_ns(static_cast<double>(r.end_ns - r.begin_ns) - budget, budget);
-      }
+      plan::replan_until_met(
+          kReplayChecks, budget, kNeverHopeless, [&](double tighten) -> std::optional<double> {
+            plan::KernelPlanInput k = in;
+            k.extra_tighten_ns = tighten;
+            const plan::KernelPlan kp = plan::plan_kernels(k);
+            ++replays;
+            const RunResult r = plan::replay_plan(ctx, &kp.pairs);
+            return consider("per-kernel knapsack at kernel start", kp.pairs, r, true) ? 0.0
+                                                                                      : miss(r);
+          });
     }
     {
       plan::KernelPlanInput in = whole;

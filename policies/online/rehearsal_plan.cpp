@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "policies/planning/kernel_plan.h"
 
@@ -28,10 +29,11 @@ double both_time(const Rehearsal& r) {
 
 void CandidateSet::consider(const std::string& name, bool early,
                             const std::function<Proposal(double)>& plan) {
-  double tighten = 0;
-  for (int attempt = 0; attempt < kRehearsalChecks; ++attempt) {
+  // Plans with `tighten`, rehearses and keeps the candidate; by how much it
+  // missed the budget (0 when it met it; nullopt: no plan).
+  auto attempt = [&](double tighten) -> std::optional<double> {
     const Proposal p = plan(tighten);
-    if (!p.have) return;
+    if (!p.have) return std::nullopt;
     RehearsedCandidate c;
     c.name = name;
     c.early = early;
@@ -46,11 +48,10 @@ void CandidateSet::consider(const std::string& name, bool early,
     const double overshoot =
         std::max(c.rehearsal.time_ns - budget_ns_, c.rehearsal.next_time_ns - next_budget_ns_);
     c.feasible = !objective_.time_bounded() || overshoot <= 0;
-    const bool feasible = c.feasible;
     cands_.push_back(std::move(c));
-    if (feasible || overshoot > kHopelessOvershoot * budget_ns_) return;
-    tighten += tightening_ns(overshoot, budget_ns_);
-  }
+    return cands_.back().feasible ? 0.0 : overshoot;
+  };
+  replan_until_met(kRehearsalChecks, budget_ns_, kHopelessOvershoot * budget_ns_, attempt);
 }
 
 const RehearsedCandidate* CandidateSet::best(const Rehearsal& reference) const {

@@ -54,7 +54,8 @@ class CandidateSet {
                const std::vector<ItemSpec>& items, const RehearsalStart& start,
                const Objective& objective, double budget_ns);
   // Plans with `plan(extra_tighten_ns)`, rehearses, and re-plans tighter by
-  // the overshoot up to kRehearsalChecks times while it misses the budget.
+  // the overshoot while it misses the budget (plan::replan_until_met, with
+  // kRehearsalChecks checks and kHopelessOvershoot).
   void consider(const std::string& name, bool early,
                 const std::function<Proposal(double extra_tighten_ns)>& plan);
   // The best feasible candidate using less energy than `reference` (nullptr: none).

@@ -15,6 +15,29 @@
 
 namespace dvfsim::plan {
 
+bool replan_until_met(int checks, double budget_ns, double hopeless_ns,
+                      const std::function<std::optional<double>(double)>& check) {
+  double tighten = 0;
+  double first_tightening = 0;  // of the first re-plan
+  bool met = false;
+  for (int a = 0; a < checks; ++a) {
+    const std::optional<double> miss = check(tighten);
+    if (!miss || *miss > hopeless_ns) break;  // no plan this tight: the ladder may have one
+    if (*miss <= 0) {
+      met = true;
+      break;
+    }
+    if (a == 0) first_tightening = tightening_ns(*miss, budget_ns);
+    tighten += tightening_ns(*miss, budget_ns);
+  }
+  if (first_tightening <= 0) return met;  // the first plan met the budget, or none to tighten
+  for (const double f : kLadderFractions) {
+    const std::optional<double> miss = check(f * first_tightening);
+    if (miss && *miss <= 0) return true;
+  }
+  return met;
+}
+
 // ------------------------------------------------------------------ plans
 
 std::vector<ParamSpec> memory_mode_params() {

@@ -4,9 +4,11 @@
 // (plan_steps), and per-kernel plans checked against the firmware by emulation
 // until the caps they meet are a fixed point (plan_kernels).
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -38,6 +40,26 @@ inline constexpr double kBudgetTighteningFloor = 1e-5;
 inline double tightening_ns(double overshoot_ns, double budget_ns) {
   return kOvershootTightening * overshoot_ns + kBudgetTighteningFloor * budget_ns;
 }
+// Re-planning until a plan's check (a policy's rehearsal, an oracle's replay)
+// meets the budget. `check(tighten_ns)` plans with that much more taken off
+// the planner's budget, checks the plan and returns by how much its time
+// missed the budget (<= 0: met; nullopt: no plan); the caller keeps the
+// checked plans and picks the best that met. The plan is made first
+// untightened, then tightened by tightening_ns of each miss, up to `checks`
+// plans in all, until one meets the budget, misses by more than
+// `hopeless_ns`, or there is no plan. Then, if the first plan missed, the
+// ladder: kLadderFractions of the first re-plan's tightening, smallest first,
+// until one meets the budget. The per-kernel knapsack and the segment DP are
+// not monotone in their budget (the knapsack's cap rounds settle elsewhere;
+// a switch latency the plan ignores moves its checked time by up to 2 %
+// either way), so tightening by 1.5x a miss can land on a plan that misses by
+// more, or meets the budget with much to spare, where a smaller tightening
+// meets it at less energy: docs/policies.md, "Re-planning down a ladder". The
+// fractions are a choice (three more checks at most), not fitted. Returns
+// whether a plan met the budget.
+inline constexpr double kLadderFractions[] = {0.125, 0.25, 0.5};
+bool replan_until_met(int checks, double budget_ns, double hopeless_ns,
+                      const std::function<std::optional<double>(double tighten_ns)>& check);
 // Rounds of plan_kernels: solve with the caps the emulation predicts, emulate,
 // repeat until the caps are a fixed point, the round's state (caps and budget)
 // repeats an earlier round's (the rounds would cycle), or kPlateauRounds rounds

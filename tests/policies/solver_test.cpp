@@ -2,8 +2,10 @@
 // instances small enough to check by hand or by brute force.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <random>
 
 #include "models/native_governor.h"
@@ -268,6 +270,60 @@ TEST(Emulation, IsTheEnginesGpuDrivenByThePlan) {
   EXPECT_DOUBLE_EQ(em.time_ns, 35e6);
   EXPECT_NEAR(em.energy_j, 5.5, 1e-9);
   EXPECT_DOUBLE_EQ(em.time_of_step[1], 20e6);
+}
+
+// plan::replan_until_met against a planner that is not monotone in its budget
+// (budget 1000 ns: the floor of a tightening is 1e-5 x 1000 = 0.01 ns, so a
+// miss of 10 ns tightens by 1.5 x 10 + 0.01 = 15.01 ns).
+TEST(Replan, WalksDownTheLadderWhenTighteningMissesByMore) {
+  std::vector<double> asked;
+  // Untightened: 10 ns over; at 15.01: 40 ns over (worse); at 15.01 + 60.01:
+  // no plan; down the ladder at 15.01 / 8: 5 over, at 15.01 / 4: met.
+  const bool met = replan_until_met(4, 1000.0, 100.0, [&](double t) -> std::optional<double> {
+    asked.push_back(t);
+    switch (asked.size()) {
+      case 1: return 10.0;
+      case 2: return 40.0;
+      case 3: return std::nullopt;
+      case 4: return 5.0;
+      default: return -1.0;
+    }
+  });
+  EXPECT_TRUE(met);
+  ASSERT_EQ(asked.size(), 5u);
+  EXPECT_DOUBLE_EQ(asked[0], 0.0);
+  EXPECT_DOUBLE_EQ(asked[1], 15.01);
+  EXPECT_DOUBLE_EQ(asked[2], 15.01 + 60.01);
+  EXPECT_DOUBLE_EQ(asked[3], 15.01 / 8);
+  EXPECT_DOUBLE_EQ(asked[4], 15.01 / 4);
+}
+
+TEST(Replan, TriesBelowATighteningThatMetAndStopsWhereNothingIsToGain) {
+  std::vector<double> asked;
+  auto record = [&](std::vector<std::optional<double>> answers) {
+    asked.clear();
+    return [&asked, answers](double t) -> std::optional<double> {
+      asked.push_back(t);
+      return answers[std::min(asked.size(), answers.size()) - 1];
+    };
+  };
+  // Met at once: one plan.
+  EXPECT_TRUE(replan_until_met(4, 1000.0, 100.0, record({-2.0})));
+  EXPECT_EQ(asked.size(), 1u);
+  // The first re-plan meets the budget: the ladder below it is still tried,
+  // up to its first rung that meets (the caller keeps the better plan).
+  EXPECT_TRUE(replan_until_met(4, 1000.0, 100.0, record({10.0, -30.0, -1.0})));
+  ASSERT_EQ(asked.size(), 3u);
+  EXPECT_DOUBLE_EQ(asked[2], 15.01 / 8);
+  // A miss above the hopeless bound: nothing more is planned.
+  EXPECT_FALSE(replan_until_met(4, 1000.0, 100.0, record({150.0})));
+  EXPECT_EQ(asked.size(), 1u);
+  // No plan at all.
+  EXPECT_FALSE(replan_until_met(4, 1000.0, 100.0, record({std::nullopt})));
+  EXPECT_EQ(asked.size(), 1u);
+  // Every plan misses: four re-plans, three rungs.
+  EXPECT_FALSE(replan_until_met(4, 1000.0, 100.0, record({1.0})));
+  EXPECT_EQ(asked.size(), 7u);
 }
 
 TEST(Objective, ParsesAndRejects) {
