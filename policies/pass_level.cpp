@@ -31,6 +31,11 @@ class PassLevel final : public Policy {
 
   void on_kernel_start(PolicyContext& ctx, std::uint32_t kernel) override {
     learner_.on_start(ctx, kernel);
+    if (learner_.just_relearning()) {
+      planned_ = false;
+      switcher_.set_plan({}, true);
+      note(restart_profiling(ctx, learner_, kernel));
+    }
     if (learner_.just_learned()) make_plan(ctx);
     if (!planned_) return;
     if (early_) {

@@ -49,6 +49,8 @@ class BudgetGuard {
   // the budget allows over the reference iteration.
   void arm(const GuardPath& first, const GuardPath& later, double allowance_ns);
   bool armed() const { return !later_.planned_ns.empty(); }
+  // No plan to guard (it was dropped): armed() is false until arm().
+  void disarm() { *this = BudgetGuard(); }
   // A followed iteration begins: the account is reset and the path is the
   // plan's (the first path for the first iteration armed).
   void new_iteration();

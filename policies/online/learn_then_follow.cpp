@@ -42,6 +42,19 @@ void LearnThenFollow::follow_guarded(std::vector<Switcher::Step> steps, bool ear
 
 void LearnThenFollow::on_kernel_start(PolicyContext& ctx, std::uint32_t kernel) {
   learner_.on_start(ctx, kernel);
+  if (learner_.just_relearning()) {
+    // The iteration followed did not repeat the learned one: the plan is
+    // dropped while this iteration is profiled; make_plan runs again when it
+    // is learned.
+    switcher_.set_plan({}, plan_early_);
+    guard_.disarm();
+    native_.reset();
+    running_.clear();
+    guard_iteration_ = -1;
+    off_plan_ = catching_up_ = false;
+    plan_steps_.clear();
+    note(restart_profiling(ctx, learner_, kernel));
+  }
   if (learner_.just_learned()) make_plan(ctx);
   if (guard_.armed()) {
     const std::int32_t it = ctx.workload().kernels[kernel].iteration;

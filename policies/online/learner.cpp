@@ -1,6 +1,9 @@
 #include "policies/online/learner.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cstdlib>
 
 #include "sim/hash.h"
 
@@ -13,17 +16,54 @@ std::uint64_t launch_key(const Kernel& k) {
   h.word(k.launch.registers_per_thread);
   h.word(k.launch.shared_memory_bytes);
   h.word(k.name_id);
+  // A copy or a fill has no launch configuration: its size tells one from
+  // another (a profiler reports it with the call).
+  if (k.cls == KernelClass::memcpy || k.cls == KernelClass::memset)
+    h.word(static_cast<std::uint64_t>(k.work.dram_bytes));
   return h.value();
+}
+
+std::string restart_profiling(PolicyContext& ctx, const SequenceLearner& learner,
+                              std::uint32_t kernel) {
+  const Device& d = ctx.device();
+  if (!(ctx.wanted() == make_clocks(d, d.default_core_mhz, d.default_memory_mhz)))
+    ctx.request(d.default_core_mhz, d.default_memory_mhz);
+  const std::int32_t it = ctx.workload().kernels[kernel].iteration;
+  return fmt::format(
+      "the iteration before {} did not repeat the learned sequence: profiling iteration {} at "
+      "the default clocks and planning again (re-learn {} of at most {})",
+      it, it, learner.relearns(), kMaxRelearns);
+}
+
+void SequenceLearner::profile_from(const Kernel& k, std::int64_t now) {
+  learned_ = false;
+  seq_.clear();
+  seq_kernel_.clear();
+  pos_ = -1;
+  lost_from_ = 0;
+  profiling_iteration_ = k.iteration;
+  current_iteration_ = k.iteration;
+  first_start_ns_ = now;
 }
 
 void SequenceLearner::on_start(PolicyContext& ctx, std::uint32_t kernel) {
   const Kernel& k = ctx.workload().kernels[kernel];
   const std::int64_t now = ctx.now_ns();
   just_learned_ = false;
-  if (profiling_iteration_ < 0) {
-    profiling_iteration_ = k.iteration;
-    current_iteration_ = k.iteration;
-    first_start_ns_ = now;
+  just_relearning_ = false;
+  if (profiling_iteration_ < 0) profile_from(k, now);
+  if (learned_ && k.iteration > current_iteration_) {
+    // A followed iteration ended (a later one began: on several streams a
+    // kernel of an earlier iteration may start after it): did it repeat the
+    // learned one?
+    const int n = static_cast<int>(seq_.size());
+    const int off = followed_lost_ + std::abs(followed_started_ - n);
+    followed_started_ = followed_lost_ = 0;
+    if (static_cast<double>(off) > kRelearnShare * n && relearns_ < kMaxRelearns) {
+      ++relearns_;
+      just_relearning_ = true;
+      profile_from(k, now);
+    }
   }
   if (!learned_ && k.iteration == profiling_iteration_) {
     if (!seq_.empty()) {
@@ -86,6 +126,8 @@ void SequenceLearner::on_start(PolicyContext& ctx, std::uint32_t kernel) {
       found = q;
       break;
     }
+  ++followed_started_;
+  if (found < 0) ++followed_lost_;
   if (found < 0) {
     if (pos_ >= 0) lost_from_ = pos_ + 1;
     pos_ = -1;

@@ -3,6 +3,7 @@
 // iteration as they were launched and measured, and its position in the
 // repeating sequence afterwards.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "policies/planning/tables.h"
@@ -45,6 +46,18 @@ struct Observed {
 // ratio would mislead every later plan of that position.
 inline constexpr double kMinTimeScale = 0.5;
 inline constexpr double kMaxTimeScale = 2.0;
+// A followed iteration that does not repeat the learned one (more than this
+// share of the learned kernel count either not found at a position or
+// missing or extra: a warm-up iteration learned, a step that changes its
+// kernels) makes the learner profile the next iteration again, up to
+// kMaxRelearns times in a run (once: a trace whose every iteration differs
+// gains nothing from more, and each costs an iteration at the default
+// clocks). Both are choices, not fitted: the shipped trace's iterations
+// repeat exactly; a foreign trace's warm-up iteration (397 kernels, then 335
+// an iteration) differs by 16 % (docs/policies.md, "A first iteration unlike
+// the rest").
+inline constexpr double kRelearnShare = 0.05;
+inline constexpr int kMaxRelearns = 1;
 
 class SequenceLearner {
  public:
@@ -54,6 +67,11 @@ class SequenceLearner {
   bool learned() const { return learned_; }
   // True exactly during the on_start call in which learning completed.
   bool just_learned() const { return just_learned_; }
+  // True exactly during the on_start call that began profiling again (the
+  // iteration before did not repeat the learned one); learned() is then false
+  // until this iteration is learned.
+  bool just_relearning() const { return just_relearning_; }
+  int relearns() const { return relearns_; }
   const std::vector<Observed>& sequence() const { return seq_; }
   // Position in the learned sequence of the kernel started last; -1 while
   // profiling or when lost.
@@ -64,7 +82,12 @@ class SequenceLearner {
   double busy_ns() const;
 
  private:
-  bool learned_ = false, just_learned_ = false;
+  bool learned_ = false, just_learned_ = false, just_relearning_ = false;
+  int relearns_ = 0;
+  // The iteration being followed: kernels started, and of them not found at
+  // a learned position.
+  int followed_started_ = 0, followed_lost_ = 0;
+  void profile_from(const Kernel& k, std::int64_t now);
   std::int32_t profiling_iteration_ = -1;
   std::int32_t current_iteration_ = -1;
   std::vector<Observed> seq_;
@@ -76,6 +99,12 @@ class SequenceLearner {
 };
 
 std::uint64_t launch_key(const Kernel& k);
+
+// What a policy does when its learner begins profiling again
+// (SequenceLearner::just_relearning) at `kernel`: back to the default clocks
+// while the iteration is profiled. Returns the note that says why.
+std::string restart_profiling(PolicyContext& ctx, const SequenceLearner& learner,
+                              std::uint32_t kernel);
 
 // Items (one per position) of a learned sequence, for build_tables. With
 // `host_slack` (ItemSpec::floor_ns): when the whole profiling iteration ran

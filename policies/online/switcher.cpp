@@ -19,6 +19,20 @@ void Switcher::on_start(PolicyContext& ctx, int position) {
   pos_ = position;
   if (steps_.empty() || position < 0 || position >= static_cast<int>(steps_.size())) {
     pos_ = -1;
+    // A kernel the plan does not know (the sequence deviates from the learned
+    // one): the default clocks, not whatever the plan last asked for, which
+    // may be its slowest pair and would then hold for every kernel until the
+    // sequence is found again.
+    if (!steps_.empty()) {
+      const Device& d = ctx.device();
+      const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+      if (!(ctx.wanted() == def)) {
+        lands_ns_ =
+            ctx.now_ns() + static_cast<std::int64_t>(std::ceil(lead_ns(ctx, ctx.wanted(), def)));
+        issued_ordinal_ = -1;
+        ctx.request(def.core_mhz, def.memory_mhz);
+      }
+    }
     return;
   }
   const bool early_pending = issued_ordinal_ > ordinal_;

@@ -282,11 +282,16 @@ TEST(Replan, WalksDownTheLadderWhenTighteningMissesByMore) {
   const bool met = replan_until_met(4, 1000.0, 100.0, [&](double t) -> std::optional<double> {
     asked.push_back(t);
     switch (asked.size()) {
-      case 1: return 10.0;
-      case 2: return 40.0;
-      case 3: return std::nullopt;
-      case 4: return 5.0;
-      default: return -1.0;
+      case 1:
+        return 10.0;
+      case 2:
+        return 40.0;
+      case 3:
+        return std::nullopt;
+      case 4:
+        return 5.0;
+      default:
+        return -1.0;
     }
   });
   EXPECT_TRUE(met);
@@ -324,6 +329,20 @@ TEST(Replan, TriesBelowATighteningThatMetAndStopsWhereNothingIsToGain) {
   // Every plan misses: four re-plans, three rungs.
   EXPECT_FALSE(replan_until_met(4, 1000.0, 100.0, record({1.0})));
   EXPECT_EQ(asked.size(), 7u);
+}
+
+TEST(Learner, TellsCopiesApartByTheirSize) {
+  Kernel a;
+  a.cls = KernelClass::memcpy;
+  a.name_id = 3;
+  a.work.dram_bytes = 1e6;
+  Kernel b = a;
+  EXPECT_EQ(launch_key(a), launch_key(b));
+  b.work.dram_bytes = 2e6;
+  EXPECT_NE(launch_key(a), launch_key(b));
+  // A kernel's own work does not enter its key (the learner matches launches).
+  a.cls = b.cls = KernelClass::gemm;
+  EXPECT_EQ(launch_key(a), launch_key(b));
 }
 
 TEST(Objective, ParsesAndRejects) {

@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
+#include <utility>
 
 #include "policies/online/learner.h"
 #include "policies/online/rehearsal.h"
@@ -113,7 +115,8 @@ struct Rig {
   Workload w;
   std::vector<KernelCost> costs;
   RunResult base;
-  explicit Rig(int iterations) : w(workload(iterations)) {
+  explicit Rig(int iterations) : Rig(workload(iterations)) {}
+  explicit Rig(Workload workload) : w(std::move(workload)) {
     costs = lat.prepare(w, dev, dev);
     base = run("native", {}, false);
   }
@@ -203,6 +206,73 @@ TEST(ToyPolicies, OnlinePoliciesLearnIterationZeroThenApplyTheOptimum) {
     EXPECT_NEAR(iteration_energy(r, 2), 3.15, 1e-9) << p;
     EXPECT_EQ(r.end_ns - r.begin_ns, 60'000'000) << p;
   }
+}
+
+// Iterations of 10 ms kernels named by `names` (one string per iteration, a
+// letter per kernel; A is compute-bound, every other letter memory-bound).
+Workload sequences(const std::vector<std::string>& names) {
+  Workload w;
+  w.source_path = "toy2";
+  w.capture.device = "toy2";
+  w.intern("");
+  std::int64_t t = 0;
+  for (std::size_t it = 0; it < names.size(); ++it) {
+    w.iteration_begin.push_back(static_cast<std::uint32_t>(w.kernels.size()));
+    for (const char c : names[it]) {
+      Kernel k;
+      k.name_id = w.intern(std::string(1, c));
+      k.cls = c == 'A' ? KernelClass::gemm : KernelClass::elementwise;
+      k.phase = c == 'A' ? Phase::forward : Phase::backward;
+      k.iteration = static_cast<std::int32_t>(it);
+      k.traced_start_ns = t;
+      k.work.duration_ns = 10'000'000;
+      t += k.work.duration_ns;
+      w.kernels.push_back(k);
+    }
+  }
+  w.iterations = static_cast<std::int32_t>(names.size());
+  w.iteration_begin.push_back(static_cast<std::uint32_t>(w.kernels.size()));
+  return w;
+}
+
+// A first iteration unlike the rest (a warm-up kernel W before A and B): the
+// iteration followed after it has 2 kernels of the 3 learned (a third off,
+// over kRelearnShare), so the next one is profiled again at the default
+// clocks and the plan made anew. Per iteration: 3 x 2.2 J profiling the
+// warm-up; 3.15 J following its plan (A and B found at their positions);
+// 4.4 J profiling again; 3.15 J after.
+TEST(ToyPolicies, OnlinePoliciesLearnAgainWhenTheLearnedIterationDoesNotRepeat) {
+  Rig rig(sequences({"WAB", "AB", "AB", "AB", "AB"}));
+  for (const char* p : {"kernel-predictive", "latency-aware"}) {
+    const RunResult r = rig.run(p, {});
+    EXPECT_NEAR(iteration_energy(r, 0), 6.6, 1e-9) << p;
+    EXPECT_NEAR(iteration_energy(r, 1), 3.15, 1e-9) << p;
+    EXPECT_NEAR(iteration_energy(r, 2), 4.4, 1e-9) << p << ": profiled again";
+    EXPECT_NEAR(iteration_energy(r, 3), 3.15, 1e-9) << p;
+    EXPECT_NEAR(iteration_energy(r, 4), 3.15, 1e-9) << p;
+    EXPECT_EQ(r.end_ns - r.begin_ns, 110'000'000) << p;
+    ASSERT_FALSE(r.policy_notes.empty()) << p;
+    EXPECT_NE(r.policy_notes[0].find("did not repeat the learned sequence"), std::string::npos)
+        << r.policy_notes[0];
+  }
+  // Iterations that repeat are learned once.
+  Rig same(sequences({"AB", "AB", "AB"}));
+  EXPECT_TRUE(same.run("kernel-predictive", {}).policy_notes.empty());
+}
+
+// A kernel the learned sequence does not have (X, in the second iteration,
+// between A and B) runs at the default clocks, not at the pair the plan asked
+// for the kernel before it (A's (2000, 500), which would halve a
+// memory-bound kernel's speed).
+TEST(ToyPolicies, AKernelThePlanDoesNotKnowRunsAtTheDefaultClocks) {
+  Rig rig(sequences({"AB", "AXB", "AB"}));
+  const RunResult r = rig.run("kernel-predictive", {});
+  ASSERT_EQ(r.kernels.size(), 7u);
+  EXPECT_EQ(r.kernels[2].requested_memory_mhz, 500);  // A, as planned
+  EXPECT_EQ(r.kernels[3].requested_core_mhz, 2000);   // X
+  EXPECT_EQ(r.kernels[3].requested_memory_mhz, 1000);
+  EXPECT_EQ(r.kernels[3].duration_ns, 10'000'000);
+  EXPECT_EQ(r.kernels[4].requested_core_mhz, 1000);  // B, found again
 }
 
 TEST(ToyPolicies, KernelPredictiveIssuesSwitchesEarlySoTheyLandOnTime) {
