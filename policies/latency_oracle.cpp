@@ -146,6 +146,14 @@ class LatencyOracle final : public Policy {
     auto miss = [&](const RunResult& r) {
       return static_cast<double>(r.end_ns - r.begin_ns) - budget;
     };
+    // A re-plan equal to one already replayed under the same name (a
+    // tightening too small to move it): its miss, without replaying it again.
+    auto seen = [&](const std::string& name,
+                    const std::vector<Clocks>& pairs) -> std::optional<double> {
+      for (const Candidate& c : cands)
+        if (c.name == name && c.pairs == pairs) return c.feasible ? 0.0 : c.time_ns - budget;
+      return std::nullopt;
+    };
     constexpr double kNeverHopeless = std::numeric_limits<double>::infinity();
     plan::replan_until_met(kReplayChecks, budget, kNeverHopeless,
                            [&](double tighten) -> std::optional<double> {
@@ -154,6 +162,7 @@ class LatencyOracle final : public Policy {
                              const plan::SegmentPlan sp = plan::plan_segments(s, em0);
                              seg_report = sp.report;
                              if (!sp.have) return std::nullopt;
+                             if (const auto m = seen("segments", sp.pairs)) return m;
                              const RunResult r = replay(sp.pairs, sp.emulation);
                              return consider("segments", sp.pairs, r) ? 0.0 : miss(r);
                            });
@@ -171,6 +180,7 @@ class LatencyOracle final : public Policy {
                                plan::KernelPlanInput k = in;
                                k.extra_tighten_ns = tighten;
                                const plan::KernelPlan kp = plan::plan_kernels(k);
+                               if (const auto m = seen(name, kp.pairs)) return m;
                                const RunResult r = replay(kp.pairs, kp.emulation);
                                return consider(name, kp.pairs, r) ? 0.0 : miss(r);
                              });
@@ -188,6 +198,7 @@ class LatencyOracle final : public Policy {
             plan::KernelPlanInput k = in;
             k.extra_tighten_ns = tighten;
             const plan::KernelPlan kp = plan::plan_kernels(k);
+            if (const auto m = seen("per-kernel knapsack at kernel start", kp.pairs)) return m;
             ++replays;
             const RunResult r = plan::replay_plan(ctx, &kp.pairs);
             return consider("per-kernel knapsack at kernel start", kp.pairs, r, true) ? 0.0

@@ -29,8 +29,14 @@ double both_time(const Rehearsal& r) {
 
 void CandidateSet::consider(const std::string& name, bool early,
                             const std::function<Proposal(double)>& plan) {
+  const std::size_t first = cands_.size();
+  auto overshoot_of = [&](const RehearsedCandidate& c) {
+    return std::max(c.rehearsal.time_ns - budget_ns_, c.rehearsal.next_time_ns - next_budget_ns_);
+  };
   // Plans with `tighten`, rehearses and keeps the candidate; by how much it
-  // missed the budget (0 when it met it; nullopt: no plan).
+  // missed the budget (0 when it met it; nullopt: no plan). A plan equal to
+  // one this candidate already rehearsed (a tightening too small to move
+  // it) is not rehearsed or kept again: its rehearsal would be the same.
   auto attempt = [&](double tighten) -> std::optional<double> {
     const Proposal p = plan(tighten);
     if (!p.have) return std::nullopt;
@@ -43,10 +49,18 @@ void CandidateSet::consider(const std::string& name, bool early,
       c.steps[i].duration_ns = p.emulation.time_of_step[i];
       c.steps[i].gap_ns = idle_after_ns(items_[i], p.emulation.time_of_step[i]);
     }
+    for (std::size_t j = first; j < cands_.size(); ++j) {
+      const RehearsedCandidate& o = cands_[j];
+      const bool same = std::equal(o.steps.begin(), o.steps.end(), c.steps.begin(), c.steps.end(),
+                                   [](const Switcher::Step& a, const Switcher::Step& b) {
+                                     return a.pair == b.pair && a.duration_ns == b.duration_ns &&
+                                            a.gap_ns == b.gap_ns;
+                                   });
+      if (same) return o.feasible ? 0.0 : overshoot_of(o);
+    }
     c.rehearsal = rehearse(ctx_, items_, &c.steps, early, start_);
     ++rehearsals_;
-    const double overshoot =
-        std::max(c.rehearsal.time_ns - budget_ns_, c.rehearsal.next_time_ns - next_budget_ns_);
+    const double overshoot = overshoot_of(c);
     c.feasible = !objective_.time_bounded() || overshoot <= 0;
     cands_.push_back(std::move(c));
     return cands_.back().feasible ? 0.0 : overshoot;
