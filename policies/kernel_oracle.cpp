@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <limits>
 #include <optional>
 
 #include "policies/objective.h"
@@ -60,13 +59,12 @@ class KernelOracle final : public Policy {
       pairs_ = kp.pairs;
       return;
     }
-    constexpr double kNeverHopeless = std::numeric_limits<double>::infinity();
     // The plan of least energy that meets the budget. One that, with its
     // switches landing late, uses more energy than the default clocks is not
     // kept: the oracle then runs at the default clocks (saving 0, never
     // negative).
     double best_j = ref_result.energy_j;
-    plan::replan_until_met(kReplayChecks, budget, kNeverHopeless,
+    plan::replan_until_met(kReplayChecks, budget, plan::kNeverHopeless,
                            [&](double tighten) -> std::optional<double> {
                              plan::KernelPlanInput k = in;
                              k.extra_tighten_ns = tighten;

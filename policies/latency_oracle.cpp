@@ -20,7 +20,6 @@
 #include <array>
 #include <chrono>
 #include <cmath>
-#include <limits>
 #include <optional>
 
 #include "policies/objective.h"
@@ -154,8 +153,7 @@ class LatencyOracle final : public Policy {
         if (c.name == name && c.pairs == pairs) return c.feasible ? 0.0 : c.time_ns - budget;
       return std::nullopt;
     };
-    constexpr double kNeverHopeless = std::numeric_limits<double>::infinity();
-    plan::replan_until_met(kReplayChecks, budget, kNeverHopeless,
+    plan::replan_until_met(kReplayChecks, budget, plan::kNeverHopeless,
                            [&](double tighten) -> std::optional<double> {
                              plan::SegmentPlanInput s = sin;
                              s.extra_tighten_ns = tighten;
@@ -175,7 +173,7 @@ class LatencyOracle final : public Policy {
       in.plan.memory = plan::MemoryMode::automatic;
       in.plan.policy = "latency-oracle";
       in.plan.what = name;
-      plan::replan_until_met(kReplayChecks, budget, kNeverHopeless,
+      plan::replan_until_met(kReplayChecks, budget, plan::kNeverHopeless,
                              [&](double tighten) -> std::optional<double> {
                                plan::KernelPlanInput k = in;
                                k.extra_tighten_ns = tighten;
@@ -194,7 +192,8 @@ class LatencyOracle final : public Policy {
       in.plan.policy = "latency-oracle";
       in.plan.what = "per-kernel knapsack, requested at kernel start";
       plan::replan_until_met(
-          kReplayChecks, budget, kNeverHopeless, [&](double tighten) -> std::optional<double> {
+          kReplayChecks, budget, plan::kNeverHopeless,
+          [&](double tighten) -> std::optional<double> {
             plan::KernelPlanInput k = in;
             k.extra_tighten_ns = tighten;
             const plan::KernelPlan kp = plan::plan_kernels(k);

@@ -5,6 +5,7 @@
 // until the caps they meet are a fixed point (plan_kernels).
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -58,6 +59,8 @@ inline double tightening_ns(double overshoot_ns, double budget_ns) {
 // fractions are a choice (three more checks at most), not fitted. Returns
 // whether a plan met the budget.
 inline constexpr double kLadderFractions[] = {0.125, 0.25, 0.5};
+// `hopeless_ns` for a caller that re-plans after any miss (the oracles).
+inline constexpr double kNeverHopeless = std::numeric_limits<double>::infinity();
 bool replan_until_met(int checks, double budget_ns, double hopeless_ns,
                       const std::function<std::optional<double>(double tighten_ns)>& check);
 // Rounds of plan_kernels: solve with the caps the emulation predicts, emulate,
