@@ -87,7 +87,7 @@ void BM_SegmentPlan(benchmark::State& state) {
           0.0, static_cast<double>(w.kernels[k + 1].traced_start_ns - w.kernels[k].traced_start_ns -
                                    w.kernels[k].work.duration_ns));
   }
-  in.start.warm_pair = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+  in.start.warm_pair = default_clocks(d);
   in.start.from = in.start.warm_pair;
   const plan::Emulation em0 =
       plan::emulate(in.gpu, in.kernels, std::vector<Clocks>(n, in.start.warm_pair), in.start);

@@ -53,7 +53,7 @@ class KernelPredictive final : public plan::LearnThenFollow {
     in.plan.what = fmt::format("per-kernel knapsack over the {} kernels of the profiling iteration",
                                seq.size());
     const std::size_t n = seq.size();
-    const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+    const Clocks def = default_clocks(d);
     // The plan is checked by rehearsal on the learned iteration
     // (policies/online/rehearsal.h): switches at the expected latency,
     // followed as they will be. A plan whose switches land on the wrong

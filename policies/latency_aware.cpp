@@ -71,7 +71,7 @@ class LatencyAware final : public plan::LearnThenFollow {
     in.start.cap_mhz = std::min(ctx.effective().core_mhz, d.max_core_mhz());
     in.start.from = ctx.effective();
     in.start.stall_ns = ctx.expected_memory_stall_ns();
-    const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+    const Clocks def = default_clocks(d);
     const std::vector<plan::ItemSpec> items = in.kernels;
     const plan::Emulation em0 = plan::emulate(in.gpu, items, std::vector<Clocks>(n, def), in.start);
     // The reference: the learned iteration rehearsed at the clocks in force.
@@ -216,7 +216,7 @@ class LatencyAware final : public plan::LearnThenFollow {
                     objective_.max_slowdown_pct, budget_ns);
     return plan::PlanMemo::remember<Clocks>(key, tag, [&] {
       const Device& d = *gpu.device;
-      const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+      const Clocks def = default_clocks(d);
       Clocks best = def;
       bool have = false;
       double best_s = 0;

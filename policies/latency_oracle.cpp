@@ -87,7 +87,7 @@ class LatencyOracle final : public Policy {
     plan::KernelPlanInput whole = plan::whole_run_input(ctx);
     plan::PlanCache cache(whole.gpu);  // rows and hulls shared by every candidate's plans
     whole.cache = &cache;
-    const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+    const Clocks def = default_clocks(d);
     const RunResult* base = ctx.baseline();
     const RunResult ref_run = base ? RunResult{} : plan::replay_plan(ctx, nullptr);
     const RunResult& ref = base ? *base : ref_run;
@@ -294,7 +294,7 @@ class LatencyOracle final : public Policy {
     return plan::PlanMemo::remember<Clocks>(key, tag, [&] {
       const Device& d = *whole.gpu.device;
       const std::size_t n = whole.kernels.size();
-      const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+      const Clocks def = default_clocks(d);
       const double budget = objective_.budget(ref_ns);
       Clocks best = def;
       double best_s = kNone;

@@ -105,7 +105,7 @@ class PassLevel final : public Policy {
     // land in the wrong phases and cannot pay for themselves (the RTX 5090 at
     // 200 ms: -0.66 %): hold the default clocks.
     {
-      const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+      const Clocks def = default_clocks(d);
       const double latency_ns =
           std::max(ctx.expected_core_switch_ns(), ctx.expected_memory_switch_ns());
       std::size_t stretches = 0, too_short = 0;
@@ -136,7 +136,7 @@ class PassLevel final : public Policy {
     // RTX 3080 Ti at 200 ms: the optimizer's 1425 MHz landed after the run,
     // -0.05 %).
     {
-      const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+      const Clocks def = default_clocks(d);
       const std::size_t n = seq.size();
       if (!(p.pairs == std::vector<Clocks>(n, def))) {
         const std::vector<plan::ItemSpec> items = plan::items_from(seq);

@@ -35,7 +35,7 @@ class StaticBest final : public Policy {
       st.warm_pair = c;
       return plan::emulate(in.gpu, in.kernels, std::vector<Clocks>(n, c), st);
     };
-    const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+    const Clocks def = default_clocks(d);
     struct Choice {
       Clocks best;
       double best_t, best_e, ref_t, ref_e;

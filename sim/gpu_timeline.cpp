@@ -92,7 +92,7 @@ GpuTimeline::GpuTimeline(const GpuModel& m, const TimelineConfig& cfg)
   period_ns_ = capping_ ? std::max<std::int64_t>(1, m_.governor->period_ns()) : 0;
   core_.landed_mhz = d.default_core_mhz;
   memory_.landed_mhz = d.default_memory_mhz;
-  wanted_ = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+  wanted_ = default_clocks(d);
   cap_mhz_ = d.max_core_mhz();
   exact_time_ns_ = (std::int64_t{1} << 53) /
                    std::max<std::int64_t>(1, std::max(d.max_core_mhz(), d.max_memory_mhz()));

@@ -13,4 +13,8 @@ Clocks make_clocks(const Device& d, std::int32_t core_mhz, std::int32_t memory_m
   return Clocks{core_mhz, memory_mhz, static_cast<std::int16_t>(ci), static_cast<std::int16_t>(mi)};
 }
 
+Clocks default_clocks(const Device& d) {
+  return make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+}
+
 }  // namespace dvfsim

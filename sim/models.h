@@ -22,6 +22,8 @@ struct Clocks {
   }
 };
 Clocks make_clocks(const Device& d, std::int32_t core_mhz, std::int32_t memory_mhz);
+// The device's default pair (what the GPU runs when nobody sets clocks).
+Clocks default_clocks(const Device& d);
 
 // A kernel's work split by the latency model, on the target device. The
 // clock-dependent parts are stored as time x clock: at core clock fc (MHz) the

@@ -117,7 +117,7 @@ RestPlanResult result_of(const std::vector<Clocks>& pairs, const Emulation& em,
 RestPlanResult rest_by_knapsack(const PolicyContext& ctx, const KernelPlanInput& base,
                                 std::vector<ItemSpec> rest, double repay_ns) {
   const Device& d = ctx.device();
-  const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+  const Clocks def = default_clocks(d);
   KernelPlanInput k = base;
   k.kernels = std::move(rest);
   k.group_of_kernel.clear();
@@ -141,7 +141,7 @@ RestPlanResult rest_by_knapsack(const PolicyContext& ctx, const KernelPlanInput&
 RestPlanResult rest_by_segments(const PolicyContext& ctx, const SegmentPlanInput& base,
                                 std::vector<ItemSpec> rest, double repay_ns) {
   const Device& d = ctx.device();
-  const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+  const Clocks def = default_clocks(d);
   SegmentPlanInput s = base;
   s.kernels = std::move(rest);
   s.start = start_now(ctx, base.start.stall_ns);
@@ -180,7 +180,7 @@ HoldPair fastest_hold_pair(const PolicyContext& ctx, const KernelPlanInput& base
       break;
     }
   }
-  const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+  const Clocks def = default_clocks(d);
   if (std::find(candidates.begin(), candidates.end(), def) == candidates.end())
     candidates.push_back(def);
   const EmulationStart start = start_now(ctx, base.start.stall_ns);

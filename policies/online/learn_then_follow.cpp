@@ -195,13 +195,12 @@ void LearnThenFollow::trip(PolicyContext& ctx, int position) {
   catching_up_ = catch_up_now;
   catch_up_pair_ = hold_pair.pair;
   catch_up_from_ns_ = -1;
-  hold(ctx, from,
-       catching_up_ ? catch_up_pair_ : make_clocks(d, d.default_core_mhz, d.default_memory_mhz));
+  hold(ctx, from, catching_up_ ? catch_up_pair_ : default_clocks(d));
 }
 
 void LearnThenFollow::catch_up(PolicyContext& ctx) {
   const Device& d = ctx.device();
-  const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+  const Clocks def = default_clocks(d);
   const std::int64_t now = ctx.now_ns();
   if (catch_up_from_ns_ < 0) {
     if (ctx.effective() == catch_up_pair_) {

@@ -26,8 +26,8 @@ std::uint64_t launch_key(const Kernel& k) {
 std::string restart_profiling(PolicyContext& ctx, const SequenceLearner& learner,
                               std::uint32_t kernel) {
   const Device& d = ctx.device();
-  if (!(ctx.wanted() == make_clocks(d, d.default_core_mhz, d.default_memory_mhz)))
-    ctx.request(d.default_core_mhz, d.default_memory_mhz);
+  const Clocks def = default_clocks(d);
+  if (!(ctx.wanted() == def)) ctx.request(def.core_mhz, def.memory_mhz);
   const std::int32_t it = ctx.workload().kernels[kernel].iteration;
   return fmt::format(
       "the iteration before {} did not repeat the learned sequence: profiling iteration {} at "

@@ -58,9 +58,7 @@ Rehearsal rehearse(const PolicyContext& ctx, const std::vector<ItemSpec>& items,
   GpuTimeline& tl = c.timeline();
   if (start.cap_mhz > 0) tl.set_cap(start.cap_mhz);
   const Device& d = ctx.device();
-  const Clocks from = start.from.memory_mhz != 0
-                          ? start.from
-                          : make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+  const Clocks from = start.from.memory_mhz != 0 ? start.from : default_clocks(d);
   tl.set_clocks_now(from.core_mhz, from.memory_mhz);
   tl.start(0);
   if (steps) driver.switcher.set_plan(*steps, early);
@@ -118,7 +116,7 @@ NativeShadow::NativeShadow(const PolicyContext& ctx, const std::vector<ItemSpec>
   GpuTimeline& tl = s_->tl;
   if (start.cap_mhz > 0) tl.set_cap(start.cap_mhz);
   const Device& d = ctx.device();
-  const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+  const Clocks def = default_clocks(d);
   tl.set_clocks_now(def.core_mhz, def.memory_mhz);
   tl.start(0);
 }

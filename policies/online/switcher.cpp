@@ -25,7 +25,7 @@ void Switcher::on_start(PolicyContext& ctx, int position) {
     // sequence is found again.
     if (!steps_.empty()) {
       const Device& d = ctx.device();
-      const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+      const Clocks def = default_clocks(d);
       if (!(ctx.wanted() == def)) {
         lands_ns_ =
             ctx.now_ns() + static_cast<std::int64_t>(std::ceil(lead_ns(ctx, ctx.wanted(), def)));

@@ -289,7 +289,7 @@ KernelPlan compute_plan(const KernelPlanInput& in) {
   const std::size_t n = in.kernels.size();
   const bool grouped = !in.group_of_kernel.empty();
   KernelPlan best;
-  const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+  const Clocks def = default_clocks(d);
   const std::vector<Clocks> defaults(n, def);
   const Emulation em0 = emulate(in.gpu, in.kernels, defaults, in.start);
   const Objective& obj = in.plan.objective;
@@ -611,7 +611,7 @@ KernelPlanInput whole_run_input(const PolicyContext& ctx) {
   }
   const Device& d = ctx.device();
   in.start.cap_mhz = 0;  // warm-up as the engine does it
-  in.start.warm_pair = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+  in.start.warm_pair = default_clocks(d);
   in.start.from = in.start.warm_pair;
   in.start.stall_ns = ctx.expected_memory_stall_ns();
   in.plan.cyclic = false;

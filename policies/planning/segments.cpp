@@ -387,7 +387,7 @@ SegmentPlan compute_segments(const SegmentPlanInput& in, const Emulation& em0) {
   const std::vector<ItemSpec>& items = in.kernels;
   const EmulationStart& start = in.start;
   const double budget = in.budget_ns;
-  const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+  const Clocks def = default_clocks(d);
   double gaps = 0;
   for (std::size_t i = 0; i + 1 < n; ++i) gaps += items[i].gap_ns;
   const double lc = in.core_lmin_ns, lm = in.memory_lmin_ns;

@@ -181,7 +181,7 @@ TEST(ShippedDevices, AllSixLoadWithMonotoneVoltageAndSupportedDefaults) {
     // The power model's idle power is below the limit; a full-rate kernel at
     // the top clocks draws more than context idle.
     const CmosPower p(d);
-    const Clocks def = make_clocks(d, d.default_core_mhz, d.default_memory_mhz);
+    const Clocks def = default_clocks(d);
     EXPECT_LT(p.power_w(Utilisation{}, def), 0.5 * d.power_limit_w);
     EXPECT_LT(p.deep_idle_w(), p.power_w(Utilisation{}, def) + 1e-9);
   }
