@@ -34,10 +34,12 @@ class PassLevel final : public Policy {
     if (learner_.just_relearning()) {
       planned_ = false;
       switcher_.set_plan({}, true);
-      note(restart_profiling(ctx, learner_, kernel));
+      note(restart_profiling(ctx, learner_));
     }
     if (learner_.just_learned()) make_plan(ctx);
-    if (!planned_) return;
+    // The clocks follow the driving iteration (a kernel of the next one may
+    // start while it still runs, on another stream).
+    if (!planned_ || !learner_.driving()) return;
     if (early_) {
       switcher_.on_start(ctx, learner_.position());
       return;

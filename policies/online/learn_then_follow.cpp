@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 namespace dvfsim::plan {
 
@@ -47,15 +48,31 @@ void LearnThenFollow::on_kernel_start(PolicyContext& ctx, std::uint32_t kernel) 
     // dropped while this iteration is profiled; make_plan runs again when it
     // is learned.
     switcher_.set_plan({}, plan_early_);
+    switcher_.set_floor(std::nullopt);
+    in_flight_.clear();
     guard_.disarm();
     native_.reset();
     running_.clear();
     guard_iteration_ = -1;
     off_plan_ = catching_up_ = false;
     plan_steps_.clear();
-    note(restart_profiling(ctx, learner_, kernel));
+    note(restart_profiling(ctx, learner_));
   }
   if (learner_.just_learned()) make_plan(ctx);
+  if (switcher_.active()) {
+    // A switch applies to every kernel in flight: what this one was planned
+    // at bounds the requests while it runs.
+    const int tp = learner_.tracked_position();
+    const auto& steps = switcher_.steps();
+    in_flight_.emplace_back(kernel, tp >= 0 && tp < static_cast<int>(steps.size())
+                                        ? steps[static_cast<std::size_t>(tp)].pair
+                                        : default_clocks(ctx.device()));
+    set_floor(ctx, kernel);
+  }
+  // A kernel of the next iteration started while the driving one still runs
+  // (on another stream): the clocks and the guard follow the driving one.
+  if (!learner_.driving()) return;
+  const int position = learner_.position();
   if (guard_.armed()) {
     const std::int32_t it = ctx.workload().kernels[kernel].iteration;
     if (it != guard_iteration_) {
@@ -71,13 +88,26 @@ void LearnThenFollow::on_kernel_start(PolicyContext& ctx, std::uint32_t kernel) 
         off_plan_ = false;
       }
     }
-    running_.push_back({kernel, learner_.position(), ctx.now_ns()});
+    running_.push_back({kernel, position, ctx.now_ns()});
   }
-  if (switcher_.active()) switcher_.on_start(ctx, learner_.position());
+  if (switcher_.active()) switcher_.on_start(ctx, position);
+}
+
+void LearnThenFollow::set_floor(PolicyContext& ctx, std::uint32_t except) {
+  std::optional<Clocks> floor;
+  for (const auto& [k, pair] : in_flight_)
+    if (k != except) floor = floor ? at_least(ctx.device(), *floor, pair) : pair;
+  switcher_.set_floor(floor);
 }
 
 void LearnThenFollow::on_kernel_end(PolicyContext& ctx, std::uint32_t kernel) {
   learner_.on_end(ctx, kernel);
+  if (!in_flight_.empty()) {
+    const auto f = std::find_if(in_flight_.begin(), in_flight_.end(),
+                                [&](const auto& x) { return x.first == kernel; });
+    if (f != in_flight_.end()) in_flight_.erase(f);
+    set_floor(ctx, kernel);
+  }
   if (guard_.armed()) {
     const auto r = std::find_if(running_.begin(), running_.end(),
                                 [&](const Running& x) { return x.kernel == kernel; });

@@ -98,6 +98,10 @@ class LearnThenFollow : public Policy {
     int position = -1;
     std::int64_t start_ns = 0;
   };
+  // The kernels in flight under the plan and the pair each was planned at
+  // (the default pair where the plan does not know it): the switcher's floor.
+  std::vector<std::pair<std::uint32_t, Clocks>> in_flight_;
+  void set_floor(PolicyContext& ctx, std::uint32_t except);
   std::unique_ptr<NativeShadow> native_;
   std::vector<Switcher::Step> plan_steps_;
   bool plan_early_ = true;

@@ -23,102 +23,37 @@ std::uint64_t launch_key(const Kernel& k) {
   return h.value();
 }
 
-std::string restart_profiling(PolicyContext& ctx, const SequenceLearner& learner,
-                              std::uint32_t kernel) {
+std::string restart_profiling(PolicyContext& ctx, const SequenceLearner& learner) {
   const Device& d = ctx.device();
   const Clocks def = default_clocks(d);
   if (!(ctx.wanted() == def)) ctx.request(def.core_mhz, def.memory_mhz);
-  const std::int32_t it = ctx.workload().kernels[kernel].iteration;
   return fmt::format(
-      "the iteration before {} did not repeat the learned sequence: profiling iteration {} at "
+      "iteration {} did not repeat the learned sequence: profiling iteration {} at "
       "the default clocks and planning again (re-learn {} of at most {})",
-      it, it, learner.relearns(), kMaxRelearns);
+      learner.deviated_iteration(), learner.profiling_iteration(), learner.relearns(),
+      kMaxRelearns);
 }
 
-void SequenceLearner::profile_from(const Kernel& k, std::int64_t now) {
+void SequenceLearner::profile_from(std::int32_t iteration, std::int64_t now) {
   learned_ = false;
   seq_.clear();
   seq_kernel_.clear();
   pos_ = -1;
-  lost_from_ = 0;
-  profiling_iteration_ = k.iteration;
-  current_iteration_ = k.iteration;
+  profiling_iteration_ = iteration;
+  drive_ = Track{};
+  drive_.iteration = iteration;
+  next_ = Track{};
   first_start_ns_ = now;
 }
 
-void SequenceLearner::on_start(PolicyContext& ctx, std::uint32_t kernel) {
-  const Kernel& k = ctx.workload().kernels[kernel];
-  const std::int64_t now = ctx.now_ns();
-  just_learned_ = false;
-  just_relearning_ = false;
-  if (profiling_iteration_ < 0) profile_from(k, now);
-  if (learned_ && k.iteration > current_iteration_) {
-    // A followed iteration ended (a later one began: on several streams a
-    // kernel of an earlier iteration may start after it): did it repeat the
-    // learned one?
-    const int n = static_cast<int>(seq_.size());
-    const int off = followed_lost_ + std::abs(followed_started_ - n);
-    followed_started_ = followed_lost_ = 0;
-    if (static_cast<double>(off) > kRelearnShare * n && relearns_ < kMaxRelearns) {
-      ++relearns_;
-      just_relearning_ = true;
-      profile_from(k, now);
-    }
-  }
-  if (!learned_ && k.iteration == profiling_iteration_) {
-    if (!seq_.empty()) {
-      Observed& prev = seq_.back();
-      prev.gap_after_ns = static_cast<double>(now - prev.end_ns);
-      // A wait for the host: same stream, the previous kernel had ended
-      // (a gap), and the host did not wait for the GPU between the two
-      // launches (the syncs before this launch are the past), nor does this
-      // kernel wait for another stream.
-      bool synced = false;
-      const auto& syncs = ctx.workload().syncs;
-      const auto from = std::lower_bound(
-          syncs.begin(), syncs.end(), prev.host_launch_ns,
-          [](const SyncPoint& sp, std::int64_t t) { return sp.host_begin_ns < t; });
-      synced = from != syncs.end() && from->host_begin_ns < k.host_launch_ns;
-      bool waits = false;
-      for (const EventWait& e : ctx.workload().event_waits) waits = waits || e.kernel == kernel;
-      prev.host_wait = prev.gap_after_ns > 0 && prev.end_ns > prev.start_ns &&
-                       k.stream == prev.stream && !synced && !waits;
-    }
-    Observed o;
-    o.name_id = k.name_id;
-    o.launch_key = launch_key(k);
-    o.phase = k.phase;
-    o.cls = k.cls;
-    o.cost = ctx.costs()[kernel];  // the kernel being launched: allowed
-    o.clocks = ctx.effective();
-    o.start_ns = o.end_ns = now;
-    o.stream = k.stream;
-    o.host_launch_ns = k.host_launch_ns;
-    seq_.push_back(o);
-    seq_kernel_.push_back(kernel);
-    return;
-  }
-  if (!learned_) {
-    learned_ = just_learned_ = true;
-    iteration_ns_ = static_cast<double>(now - first_start_ns_);
-    if (!seq_.empty()) seq_.back().gap_after_ns = static_cast<double>(now - seq_.back().end_ns);
-    current_iteration_ = k.iteration;
-    pos_ = -1;
-  }
-  if (seq_.empty()) return;
-  int guess;
-  if (k.iteration != current_iteration_) {
-    current_iteration_ = k.iteration;
-    guess = 0;
-  } else {
-    guess = pos_ >= 0 ? pos_ + 1 : 0;
-  }
-  if (pos_ < 0 && k.iteration == current_iteration_ && !just_learned_) {
-    // Lost earlier in this iteration: look for the kernel anywhere ahead of the
-    // last known position.
-    guess = lost_from_;
-  }
-  const std::uint64_t key = launch_key(k);
+bool SequenceLearner::complete(const Workload& w, std::int32_t iteration, int started) {
+  const auto i = static_cast<std::size_t>(iteration);
+  if (iteration < 0 || i + 1 >= w.iteration_begin.size()) return true;
+  return started >= static_cast<int>(w.iteration_begin[i + 1] - w.iteration_begin[i]);
+}
+
+void SequenceLearner::place(Track& t, std::uint64_t key) const {
+  const int guess = t.pos >= 0 ? t.pos + 1 : t.lost_from;
   const int n = static_cast<int>(seq_.size());
   int found = -1;
   for (int q = guess; q < std::min(n, guess + 64); ++q)
@@ -126,13 +61,107 @@ void SequenceLearner::on_start(PolicyContext& ctx, std::uint32_t kernel) {
       found = q;
       break;
     }
-  ++followed_started_;
-  if (found < 0) ++followed_lost_;
+  ++t.started;
   if (found < 0) {
-    if (pos_ >= 0) lost_from_ = pos_ + 1;
-    pos_ = -1;
+    ++t.lost;
+    if (t.pos >= 0) t.lost_from = t.pos + 1;
+    t.pos = -1;
   } else {
-    pos_ = found;
+    t.pos = found;
+  }
+}
+
+void SequenceLearner::on_start(PolicyContext& ctx, std::uint32_t kernel) {
+  const Workload& w = ctx.workload();
+  const Kernel& k = w.kernels[kernel];
+  const std::int64_t now = ctx.now_ns();
+  just_learned_ = false;
+  just_relearning_ = false;
+  driving_ = false;
+  pos_ = tracked_pos_ = -1;
+  if (profiling_iteration_ < 0) profile_from(k.iteration, now);
+  // A kernel of a later iteration starts: the driving iteration is over once
+  // all its kernels have started (on one stream, always by now).
+  if (k.iteration > drive_.iteration &&
+      complete(w, drive_.iteration, learned_ ? drive_.started : static_cast<int>(seq_.size()))) {
+    if (!learned_) {
+      learned_ = just_learned_ = true;
+      iteration_ns_ = static_cast<double>(now - first_start_ns_);
+      if (!seq_.empty()) seq_.back().gap_after_ns = static_cast<double>(now - seq_.back().end_ns);
+      const Track t = next_;
+      next_ = Track{};
+      drive_ = Track{};
+      drive_.iteration = t.iteration >= 0 ? t.iteration : k.iteration;
+      for (const std::uint64_t key : t.pending) place(drive_, key);
+    } else {
+      // Did the followed iteration repeat the learned one?
+      const int n = static_cast<int>(seq_.size());
+      const int off = drive_.lost + std::abs(drive_.started - n);
+      if (static_cast<double>(off) > kRelearnShare * n && relearns_ < kMaxRelearns) {
+        ++relearns_;
+        just_relearning_ = true;
+        deviated_iteration_ = drive_.iteration;
+        // The next iteration, unless some of its kernels have started
+        // already: then the one after it.
+        const bool begun = next_.iteration == k.iteration && next_.started > 0;
+        profile_from(begun ? k.iteration + 1 : k.iteration, now);
+      } else {
+        drive_ = next_;
+        if (drive_.iteration < 0) drive_.iteration = k.iteration;
+        next_ = Track{};
+      }
+    }
+  }
+  if (!learned_) {
+    if (k.iteration == profiling_iteration_) {
+      if (!seq_.empty()) {
+        Observed& prev = seq_.back();
+        prev.gap_after_ns = static_cast<double>(now - prev.end_ns);
+        // A wait for the host: same stream, the previous kernel had ended
+        // (a gap), and the host did not wait for the GPU between the two
+        // launches (the syncs before this launch are the past), nor does this
+        // kernel wait for another stream.
+        bool synced = false;
+        const auto& syncs = w.syncs;
+        const auto from = std::lower_bound(
+            syncs.begin(), syncs.end(), prev.host_launch_ns,
+            [](const SyncPoint& sp, std::int64_t t) { return sp.host_begin_ns < t; });
+        synced = from != syncs.end() && from->host_begin_ns < k.host_launch_ns;
+        bool waits = false;
+        for (const EventWait& e : w.event_waits) waits = waits || e.kernel == kernel;
+        prev.host_wait = prev.gap_after_ns > 0 && prev.end_ns > prev.start_ns &&
+                         k.stream == prev.stream && !synced && !waits;
+      }
+      Observed o;
+      o.name_id = k.name_id;
+      o.launch_key = launch_key(k);
+      o.phase = k.phase;
+      o.cls = k.cls;
+      o.cost = ctx.costs()[kernel];  // the kernel being launched: allowed
+      o.clocks = ctx.effective();
+      o.start_ns = o.end_ns = now;
+      o.stream = k.stream;
+      o.host_launch_ns = k.host_launch_ns;
+      seq_.push_back(o);
+      seq_kernel_.push_back(kernel);
+    } else if (k.iteration > profiling_iteration_) {
+      // The next iteration's early kernels: placed once the sequence is known.
+      if (next_.iteration < 0) next_.iteration = k.iteration;
+      if (k.iteration == next_.iteration) next_.pending.push_back(launch_key(k));
+    }
+    return;
+  }
+  if (seq_.empty()) return;
+  if (k.iteration == drive_.iteration) {
+    place(drive_, launch_key(k));
+    pos_ = tracked_pos_ = drive_.pos;
+    driving_ = true;
+  } else if (k.iteration > drive_.iteration) {
+    if (next_.iteration < 0) next_.iteration = k.iteration;
+    if (k.iteration == next_.iteration) {
+      place(next_, launch_key(k));
+      tracked_pos_ = next_.pos;
+    }
   }
 }
 

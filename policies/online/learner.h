@@ -74,26 +74,57 @@ class SequenceLearner {
   int relearns() const { return relearns_; }
   const std::vector<Observed>& sequence() const { return seq_; }
   // Position in the learned sequence of the kernel started last; -1 while
-  // profiling or when lost.
+  // profiling, when lost, or when it does not belong to the driving
+  // iteration.
   int position() const { return pos_; }
+  // Whether the kernel started last belongs to the driving iteration: the
+  // oldest one not all of whose kernels have started. On several streams the
+  // next iteration's first kernels (a prefetch on a side stream, say) can
+  // start while the driving one still runs; they are tracked, but the clocks
+  // follow the driving iteration (docs/policies.md, "Iterations that
+  // overlap").
+  bool driving() const { return driving_; }
+  // Position of the kernel started last in its own iteration, driving or
+  // the next one (-1: lost, untracked or while profiling).
+  int tracked_position() const { return tracked_pos_; }
+  // The iteration being profiled (or last profiled).
+  std::int32_t profiling_iteration() const { return profiling_iteration_; }
+  // The followed iteration whose deviation began the profiling again.
+  std::int32_t deviated_iteration() const { return deviated_iteration_; }
   // The profiling iteration's time: first start to the next iteration's first start.
   double iteration_ns() const { return iteration_ns_; }
   // Sum of the measured durations of the profiling iteration.
   double busy_ns() const;
 
  private:
+  // Position tracking of one followed iteration.
+  struct Track {
+    std::int32_t iteration = -1;
+    int pos = -1;                        // position of its kernel started last (-1: lost)
+    int lost_from = 0;                   // where to look again once lost
+    int started = 0;                     // kernels started
+    int lost = 0;                        // of them not found at a learned position
+    std::vector<std::uint64_t> pending;  // keys started before the sequence was learned
+  };
+  // Finds the kernel with launch key `key` in the learned sequence from `t`'s
+  // last position on.
+  void place(Track& t, std::uint64_t key) const;
+  // Whether every kernel of `iteration` has started (`started` of them), as
+  // known when a kernel of a later iteration starts: the host has launched
+  // them all by then (Workload::iteration_begin). Without iteration bounds:
+  // true.
+  static bool complete(const Workload& w, std::int32_t iteration, int started);
+  void profile_from(std::int32_t iteration, std::int64_t now);
   bool learned_ = false, just_learned_ = false, just_relearning_ = false;
+  bool driving_ = false;
   int relearns_ = 0;
-  // The iteration being followed: kernels started, and of them not found at
-  // a learned position.
-  int followed_started_ = 0, followed_lost_ = 0;
-  void profile_from(const Kernel& k, std::int64_t now);
   std::int32_t profiling_iteration_ = -1;
-  std::int32_t current_iteration_ = -1;
+  std::int32_t deviated_iteration_ = -1;
+  Track drive_, next_;  // the driving iteration and the one after it
   std::vector<Observed> seq_;
   std::vector<std::uint32_t> seq_kernel_;  // the kernel index of each entry of seq_
   int pos_ = -1;
-  int lost_from_ = 0;
+  int tracked_pos_ = -1;
   std::int64_t first_start_ns_ = 0;
   double iteration_ns_ = 0.0;
 };
@@ -101,10 +132,9 @@ class SequenceLearner {
 std::uint64_t launch_key(const Kernel& k);
 
 // What a policy does when its learner begins profiling again
-// (SequenceLearner::just_relearning) at `kernel`: back to the default clocks
+// (SequenceLearner::just_relearning): back to the default clocks
 // while the iteration is profiled. Returns the note that says why.
-std::string restart_profiling(PolicyContext& ctx, const SequenceLearner& learner,
-                              std::uint32_t kernel);
+std::string restart_profiling(PolicyContext& ctx, const SequenceLearner& learner);
 
 // Items (one per position) of a learned sequence, for build_tables. With
 // `host_slack` (ItemSpec::floor_ns): when the whole profiling iteration ran

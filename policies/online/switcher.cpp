@@ -37,13 +37,22 @@ void Switcher::on_start(PolicyContext& ctx, int position) {
   }
   const bool early_pending = issued_ordinal_ > ordinal_;
   if (issued_ordinal_ >= 0 && issued_ordinal_ <= ordinal_) issued_ordinal_ = -1;
-  const Clocks& want = steps_[static_cast<std::size_t>(pos_)].pair;
+  const Clocks want = raised(ctx, steps_[static_cast<std::size_t>(pos_)].pair);
   if (!early_pending && !(ctx.wanted() == want)) {
     lands_ns_ =
         ctx.now_ns() + static_cast<std::int64_t>(std::ceil(lead_ns(ctx, ctx.wanted(), want)));
     ctx.request(want.core_mhz, want.memory_mhz);
   }
   if (early_) schedule(ctx, -1);
+}
+
+Clocks at_least(const Device& d, const Clocks& a, const Clocks& b) {
+  if (b.core_mhz <= a.core_mhz && b.memory_mhz <= a.memory_mhz) return a;
+  if (a.core_mhz <= b.core_mhz && a.memory_mhz <= b.memory_mhz) return b;
+  const std::int32_t core = std::max(a.core_mhz, b.core_mhz);
+  const std::int32_t memory = std::max(a.memory_mhz, b.memory_mhz);
+  if (d.supports(core, memory)) return make_clocks(d, core, memory);
+  return a.core_mhz > b.core_mhz ? a : b;
 }
 
 void Switcher::on_end(PolicyContext& ctx) {
@@ -79,7 +88,8 @@ void Switcher::schedule(PolicyContext& ctx, std::int64_t ended_ns) {
       // retarget it.
       const double issue = std::max(t - lead, static_cast<double>(lands_ns_));
       if (issue <= now + 0.5) {
-        ctx.request(s.pair.core_mhz, s.pair.memory_mhz);
+        const Clocks to = raised(ctx, s.pair);
+        ctx.request(to.core_mhz, to.memory_mhz);
         issued_ordinal_ = ordinal_ + k;
         lands_ns_ = ctx.now_ns() + static_cast<std::int64_t>(std::ceil(lead));
       } else {

@@ -2,6 +2,7 @@
 // Follows a per-position plan of pairs, issuing switches early so that they
 // land on time.
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -20,6 +21,11 @@ namespace dvfsim::plan {
 // inside the kernel before, if that one runs late (1 us: far below any
 // kernel-to-kernel stretch, far above the zero of --set switch_latency_us=0).
 inline constexpr double kImmediateSwitchNs = 1000.0;
+
+// The slowest pair at least as fast as `a` and `b` in each domain: their
+// per-domain maximum, or, where the device does not support that
+// combination, the one of the two with the higher core clock (then memory).
+Clocks at_least(const Device& d, const Clocks& a, const Clocks& b);
 
 class Switcher {
  public:
@@ -43,6 +49,16 @@ class Switcher {
   void replace_steps(std::vector<Step> steps) { steps_ = std::move(steps); }
   const std::vector<Step>& steps() const { return steps_; }
   bool active() const { return !steps_.empty(); }
+  // The slowest clocks a request may ask for now: the kernels in flight on
+  // other streams were planned at these (their per-domain maximum), and a
+  // switch applies to every kernel in flight, so a request for a slower pair
+  // (a memset planned at the lowest core clock, say, while a long kernel runs
+  // beside it) is raised to them. None (the default): requests as planned.
+  void set_floor(const std::optional<Clocks>& floor) { floor_ = floor; }
+  // `want` raised to the floor (at_least).
+  Clocks raised(const PolicyContext& ctx, const Clocks& want) const {
+    return floor_ ? at_least(ctx.device(), want, *floor_) : want;
+  }
   // The kernel at `position` of the plan starts now (position < 0: unknown,
   // the switcher stops predicting until the next known position).
   void on_start(PolicyContext& ctx, int position);
@@ -64,6 +80,7 @@ class Switcher {
   // before then, since it would retarget the pending one (a segment shorter
   // than the latency would lose the switch that starts it).
   std::int64_t lands_ns_ = -1;
+  std::optional<Clocks> floor_;
 };
 
 }  // namespace dvfsim::plan

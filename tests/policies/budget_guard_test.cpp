@@ -34,6 +34,7 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <iostream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -445,6 +446,106 @@ TEST(BudgetGuard, WithNoRePlanThePlanIsKeptWhenItsRestRepaysMoreThanAnyOnePair) 
                   "re-plan repays it, and its rest ends nearer the budget than any one pair)"),
               std::string::npos)
         << policy << ": " << r.policy_notes[0];
+  }
+}
+
+// Iterations on several streams (docs/policies.md, "Iterations that
+// overlap"): each kernel with its iteration, stream, class, host launch time
+// and traced GPU start and duration (kernels on two streams run concurrently
+// where their traced times overlap).
+struct StreamedKernel {
+  std::int32_t iteration, stream;
+  KernelClass cls;
+  std::int64_t host_ns, start_ns, duration_ns;
+};
+Workload streamed_workload(const std::vector<StreamedKernel>& kernels) {
+  Workload w;
+  w.source_path = "toy3";
+  w.capture.device = "toy3";
+  w.intern("");
+  for (const StreamedKernel& s : kernels) {
+    if (w.kernels.empty() || w.kernels.back().iteration != s.iteration)
+      w.iteration_begin.push_back(static_cast<std::uint32_t>(w.kernels.size()));
+    Kernel k;
+    k.name_id = w.intern(std::string(to_string(s.cls)));
+    k.cls = s.cls;
+    k.phase = Phase::forward;
+    k.iteration = s.iteration;
+    k.stream = s.stream;
+    k.host_launch_ns = s.host_ns;
+    k.traced_start_ns = s.start_ns;
+    k.work.duration_ns = s.duration_ns;
+    w.kernels.push_back(k);
+  }
+  w.iterations = w.kernels.back().iteration + 1;
+  w.iteration_begin.push_back(static_cast<std::uint32_t>(w.kernels.size()));
+  return w;
+}
+
+// A prefetch P (memset, 2 ms) on stream 1, then B (10 ms) and A (10 ms) on
+// stream 0, launched every 8 ms: the GPU takes 20 ms an iteration, so each
+// P starts while its predecessor iteration still runs (at default clocks:
+// P1 at 8 ms, during B0; A0 at 10 ms, after P1). The iteration is complete
+// only when A starts: the learner learns all three kernels, and follows the
+// later iterations without losing them.
+TEST(BudgetGuard, TheLearnerKeepsAnIterationWhoseKernelsStartAfterTheNextOnesFirst) {
+  GuardRig rig(1);
+  // Host launches 8 ms apart; on the GPU B_i at 20i ms, A_i at 20i + 10,
+  // P_i (i > 0) at 20i - 12, during B_(i-1).
+  std::vector<StreamedKernel> ks;
+  constexpr std::int64_t ms = 1'000'000;
+  for (std::int32_t i = 0; i < 3; ++i) {
+    const std::int64_t h = 8 * ms * i, g = 20 * ms * i;
+    ks.push_back({i, 1, KernelClass::memset, h, i == 0 ? 0 : g - 12 * ms, 2 * ms});
+    ks.push_back({i, 0, KernelClass::elementwise, h + 1, g, 10 * ms});
+    ks.push_back({i, 0, KernelClass::gemm, h + 2, g + 10 * ms, 10 * ms});
+  }
+  rig.w = streamed_workload(ks);
+  rig.costs = rig.lat.prepare(rig.w, rig.dev, rig.dev);
+  rig.base = rig.run("native", {});
+  EXPECT_EQ(rig.base.kernels[3].start_ns, 8'000'000);   // P1
+  EXPECT_EQ(rig.base.kernels[2].start_ns, 10'000'001);  // A0, after B0 (launched at 1 ns)
+  for (const char* policy : {"kernel-predictive", "latency-aware"}) {
+    const RunResult r = rig.run(policy, {});
+    ASSERT_FALSE(r.solver.empty()) << policy;
+    EXPECT_EQ(r.solver.front().items, 3u) << policy << ": " << r.solver.front().what;
+    for (const std::string& n : r.policy_notes)
+      EXPECT_EQ(n.find("did not repeat"), std::string::npos) << policy << ": " << n;
+  }
+}
+
+// B (elementwise, memory-bound, 10 ms) on stream 0 and A (gemm,
+// compute-bound, here 2 ms) on stream 1 launched together each iteration,
+// 20 ms apart. The plan: B at (1000, 1000), A at (2000, 500). A starts just
+// after B, and a switch applies to both: at A's pair B would run at 500 MHz
+// memory. The request for A is raised to what B was planned at, per domain:
+// (2000, 1000), and B keeps its 10 ms.
+TEST(BudgetGuard, ARequestIsNeverSlowerThanAKernelInFlightWasPlannedAt) {
+  GuardRig rig(1);
+  std::vector<StreamedKernel> ks;
+  constexpr std::int64_t ms = 1'000'000;
+  for (std::int32_t i = 0; i < 3; ++i) {
+    const std::int64_t t = 20 * ms * i;
+    ks.push_back({i, 0, KernelClass::elementwise, t, t, 10 * ms});
+    ks.push_back({i, 1, KernelClass::gemm, t + 1, t + 1000, 2 * ms});
+  }
+  rig.w = streamed_workload(ks);
+  rig.costs = rig.lat.prepare(rig.w, rig.dev, rig.dev);
+  for (std::size_t i = 1; i < rig.costs.size(); i += 2)
+    rig.costs[i].compute_ns_mhz = 2e6 * 2000.0;  // A: 2 ms at 2000 MHz
+  rig.base = rig.run("native", {});
+  for (const char* policy : {"kernel-predictive", "latency-aware"}) {
+    const RunResult r = rig.run(policy, {});
+    for (std::size_t it = 1; it < 3; ++it) {
+      const KernelResult& b = r.kernels[2 * it];
+      const KernelResult& a = r.kernels[2 * it + 1];
+      EXPECT_EQ(b.requested_core_mhz, 1000) << policy << " " << it;
+      EXPECT_EQ(b.requested_memory_mhz, 1000) << policy << " " << it;
+      EXPECT_EQ(a.requested_core_mhz, 2000) << policy << " " << it;
+      EXPECT_EQ(a.requested_memory_mhz, 1000) << policy << " " << it;
+      // At (2000, 500) from A's start on, B would take 20 ms.
+      EXPECT_EQ(b.duration_ns, 10'000'000) << policy << " " << it;
+    }
   }
 }
 
