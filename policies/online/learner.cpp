@@ -196,6 +196,8 @@ std::vector<ItemSpec> items_from(const std::vector<Observed>& seq, bool host_sla
   bool one_stream = true;
   for (const Observed& o : seq) one_stream = one_stream && o.stream == seq.front().stream;
   for (std::size_t i = 0; i < seq.size(); ++i) {
+    if (host_slack && one_stream)
+      out[i].observed_start_ns = static_cast<double>(seq[i].start_ns - seq.front().start_ns);
     out[i].cost = seq[i].cost;
     out[i].time_scale = seq[i].scale;
     out[i].gap_ns = seq[i].gap_after_ns;

@@ -67,11 +67,24 @@ Rehearsal rehearse(const PolicyContext& ctx, const std::vector<ItemSpec>& items,
   r.step_ns.assign(n, 0.0);
   double first_end_ns = 0, first_energy_j = 0, next_begin_ns = 0;
   for (int copy = 0; copy < 2; ++copy) {
+    // The host's delay against the learned iteration: where a kernel's start
+    // waited for the host, its launch is the learned one moved by this (the
+    // host kept launching while the GPU ran late); a start the GPU or a
+    // synchronisation set moves it to that start.
+    std::int64_t origin = 0, host_delay = 0;
     for (std::size_t i = 0; i < n; ++i) {
       tl.fire_due_events();
       if (steps) driver.switcher.on_start(c, static_cast<int>(i));
       tl.fire_due_events();
       const std::int64_t begin = tl.now();
+      if (i == 0) {
+        origin = begin;
+        host_delay = 0;
+      } else if (!(items[i - 1].floor_ns > 0) && items[i].observed_start_ns >= 0) {
+        host_delay = std::max(
+            host_delay,
+            begin - origin - static_cast<std::int64_t>(std::llround(items[i].observed_start_ns)));
+      }
       if (copy == 1 && i == 0) next_begin_ns = static_cast<double>(begin);
       tl.begin_kernel(items[i].cost, items[i].time_scale, static_cast<std::int32_t>(i));
       while (!tl.advance(GpuTimeline::kNever, &done)) {
@@ -84,8 +97,13 @@ Rehearsal rehearse(const PolicyContext& ctx, const std::vector<ItemSpec>& items,
         first_energy_j = tl.energy_j();
       }
       if (copy == 1 && i + 1 == n) break;
-      // The host wait the kernel did not absorb (ItemSpec::floor_ns), then its gap.
-      const std::int64_t ready = begin + static_cast<std::int64_t>(std::llround(items[i].floor_ns));
+      // The host wait the kernel did not absorb (ItemSpec::floor_ns): until
+      // the next kernel's launch; then its gap.
+      const std::int64_t ready =
+          items[i].floor_ns > 0 && i + 1 < n && items[i + 1].observed_start_ns >= 0
+              ? origin + host_delay +
+                    static_cast<std::int64_t>(std::llround(items[i + 1].observed_start_ns))
+              : begin + static_cast<std::int64_t>(std::llround(items[i].floor_ns));
       if (ready > tl.now()) tl.advance(ready, &done);
       tl.advance(tl.now() + static_cast<std::int64_t>(std::llround(items[i].gap_ns)), &done);
     }

@@ -43,6 +43,13 @@ struct ItemSpec {
   // kernel absorbs that wait at no cost in time; 0: none (its gap, if any,
   // is in gap_ns). whole_run_input sets it where the GPU waits for the host.
   double floor_ns = 0.0;
+  // Online policies with host slack: when the kernel started in the learned
+  // iteration, after its first kernel started (-1: not given). The rehearsal
+  // starts a kernel that waited for the host (floor_ns of the one before)
+  // then at the earliest, moved by the host's delay, so a delay the GPU ran
+  // into before is absorbed by the host's later waits, as on a host that
+  // keeps launching. The planners do not read it.
+  double observed_start_ns = -1.0;
   std::int32_t max_core_mhz = 0;  // the firmware's cap in force for it (0: none)
   std::uint32_t count = 1;
 };

@@ -348,6 +348,52 @@ TEST(ToyPolicies, RehearsalRunsTheLearnedIterationWithTheSwitchLatency) {
   EXPECT_NEAR(probe.early.next_energy_j, 3.15, 1e-9);
 }
 
+// A host that keeps launching absorbs a delay (ItemSpec::observed_start_ns).
+// The learned iteration A, A, A (10 ms each at (2000, 1000)), each of the
+// first two followed by a 5 ms wait for the host (floor 15 ms; observed
+// starts 0, 15 and 30 ms); switches free. The plan runs the first A at
+// (1000, 1000): 20 ms, past the second's launch at 15 ms. The second starts
+// at 20 ms and ends at 30, when the third was launched: it starts then,
+// 30-40 ms, the host's wait absorbing the delay. Without the observed starts
+// the second A's floor counts from its own late start: the third at 35 ms,
+// 45 ms in all.
+class HostAbsorbsProbe final : public Policy {
+ public:
+  void begin(PolicyContext& ctx) override {
+    std::vector<plan::ItemSpec> items(3);
+    std::vector<plan::Switcher::Step> steps(3);
+    for (std::size_t i = 0; i < 3; ++i) {
+      items[i].cost = ctx.costs()[0];
+      items[i].floor_ns = i < 2 ? 15'000'000 : 0;
+      items[i].observed_start_ns = 15'000'000.0 * static_cast<double>(i);
+      steps[i].duration_ns = 10'000'000;
+      steps[i].pair = make_clocks(ctx.device(), i == 0 ? 1000 : 2000, 1000);
+    }
+    const plan::RehearsalStart st{2000, make_clocks(ctx.device(), 2000, 1000)};
+    launched = plan::rehearse(ctx, items, &steps, false, st);
+    for (auto& it : items) it.observed_start_ns = -1.0;
+    relative = plan::rehearse(ctx, items, &steps, false, st);
+  }
+  plan::Rehearsal launched, relative;
+};
+
+TEST(ToyPolicies, RehearsalLetsTheHostsLaterWaitsAbsorbADelay) {
+  Rig rig(1);
+  HostAbsorbsProbe probe;
+  EngineInputs in;
+  in.workload = &rig.w;
+  in.device = &rig.dev;
+  in.latency = &rig.lat;
+  in.power = &rig.pow;
+  in.governor = &rig.gov;
+  in.costs = &rig.costs;
+  EngineConfig cfg;
+  cfg.switch_latency_override_us = 0.0;
+  replay(in, probe, cfg);
+  EXPECT_NEAR(probe.launched.time_ns, 40e6, 1);
+  EXPECT_NEAR(probe.relative.time_ns, 45e6, 1);
+}
+
 // The Switcher never retargets a switch still in flight. 15 ms switches,
 // the learned iteration A, A, B (10 ms each at the default clocks), the plan
 // A, A at (2000, 500) and B at (1000, 1000), followed early:
