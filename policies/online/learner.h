@@ -63,13 +63,16 @@ class SequenceLearner {
  public:
   void on_start(PolicyContext& ctx, std::uint32_t kernel);
   void on_end(PolicyContext& ctx, std::uint32_t kernel);
-  // True from the first kernel of the iteration after the profiling one.
+  // True from the first kernel of a later iteration that starts once every
+  // kernel of the profiling one has started (on one stream: the next
+  // iteration's first kernel).
   bool learned() const { return learned_; }
   // True exactly during the on_start call in which learning completed.
   bool just_learned() const { return just_learned_; }
   // True exactly during the on_start call that began profiling again (the
-  // iteration before did not repeat the learned one); learned() is then false
-  // until this iteration is learned.
+  // followed iteration that just ended did not repeat the learned one);
+  // learned() is then false until profiling_iteration() is
+  // learned.
   bool just_relearning() const { return just_relearning_; }
   int relearns() const { return relearns_; }
   const std::vector<Observed>& sequence() const { return seq_; }
