@@ -125,6 +125,20 @@ struct Rig {
     return run_toy({&w, &dev, &lat, &pow, &gov, &costs}, policy, params,
                    with_baseline ? &base : nullptr, latency_us);
   }
+  // A test's own policy (a probe) replayed on the toy; `latency_us` < 0: the
+  // device's own switch latencies.
+  void replay_probe(Policy& probe, double latency_us) {
+    EngineInputs in;
+    in.workload = &w;
+    in.device = &dev;
+    in.latency = &lat;
+    in.power = &pow;
+    in.governor = &gov;
+    in.costs = &costs;
+    EngineConfig cfg;
+    cfg.switch_latency_override_us = latency_us;
+    replay(in, probe, cfg);
+  }
 };
 
 double iteration_energy(const RunResult& r, int it) {
@@ -324,16 +338,7 @@ TEST(ToyPolicies, RehearsalRunsTheLearnedIterationWithTheSwitchLatency) {
   Rig rig(1);
   rig.dev.memory_switch_stall_us = 0.0;
   RehearsalProbe probe;
-  EngineInputs in;
-  in.workload = &rig.w;
-  in.device = &rig.dev;
-  in.latency = &rig.lat;
-  in.power = &rig.pow;
-  in.governor = &rig.gov;
-  in.costs = &rig.costs;
-  EngineConfig cfg;
-  cfg.switch_latency_override_us = 2000.0;
-  replay(in, probe, cfg);
+  rig.replay_probe(probe, 2000.0);
   EXPECT_NEAR(probe.none.time_ns, 20e6, 1);
   EXPECT_NEAR(probe.none.energy_j, 4.4, 1e-9);
   EXPECT_NEAR(probe.at_start.time_ns, 21e6, 1);
@@ -380,16 +385,7 @@ class HostAbsorbsProbe final : public Policy {
 TEST(ToyPolicies, RehearsalLetsTheHostsLaterWaitsAbsorbADelay) {
   Rig rig(1);
   HostAbsorbsProbe probe;
-  EngineInputs in;
-  in.workload = &rig.w;
-  in.device = &rig.dev;
-  in.latency = &rig.lat;
-  in.power = &rig.pow;
-  in.governor = &rig.gov;
-  in.costs = &rig.costs;
-  EngineConfig cfg;
-  cfg.switch_latency_override_us = 0.0;
-  replay(in, probe, cfg);
+  rig.replay_probe(probe, 0.0);
   EXPECT_NEAR(probe.launched.time_ns, 40e6, 1);
   EXPECT_NEAR(probe.relative.time_ns, 45e6, 1);
 }
@@ -424,16 +420,7 @@ TEST(ToyPolicies, SwitcherWaitsForTheSwitchInFlight) {
   Rig rig(1);
   rig.dev.memory_switch_stall_us = 0.0;
   InFlightProbe probe;
-  EngineInputs in;
-  in.workload = &rig.w;
-  in.device = &rig.dev;
-  in.latency = &rig.lat;
-  in.power = &rig.pow;
-  in.governor = &rig.gov;
-  in.costs = &rig.costs;
-  EngineConfig cfg;
-  cfg.switch_latency_override_us = 15000.0;
-  replay(in, probe, cfg);
+  rig.replay_probe(probe, 15000.0);
   EXPECT_NEAR(probe.early.time_ns, 35e6, 1);
   EXPECT_NEAR(probe.early.energy_j, 6.925, 1e-9);
 }
@@ -505,14 +492,7 @@ TEST(ToyPolicies, OracleReplaySwitchesEachDomainAtItsOwnLatency) {
   rig.dev.memory_switch.value_us = 5000.0;
   rig.dev.memory_switch_stall_us = 0.0;
   ReplayProbe probe;
-  EngineInputs in;
-  in.workload = &rig.w;
-  in.device = &rig.dev;
-  in.latency = &rig.lat;
-  in.power = &rig.pow;
-  in.governor = &rig.gov;
-  in.costs = &rig.costs;
-  replay(in, probe, EngineConfig{});
+  rig.replay_probe(probe, -1.0);
   int core = 0, memory = 0;
   for (const auto& s : probe.replayed.switches) {
     if (s.domain == SwitchRecord::Domain::core) {
