@@ -34,7 +34,7 @@ std::string restart_profiling(PolicyContext& ctx, const SequenceLearner& learner
       kMaxRelearns);
 }
 
-void SequenceLearner::profile_from(std::int32_t iteration, std::int64_t now) {
+void SequenceLearner::profile_from(std::int32_t iteration) {
   learned_ = false;
   seq_.clear();
   seq_kernel_.clear();
@@ -43,7 +43,11 @@ void SequenceLearner::profile_from(std::int32_t iteration, std::int64_t now) {
   drive_ = Track{};
   drive_.iteration = iteration;
   next_ = Track{};
-  first_start_ns_ = now;
+}
+
+SequenceLearner::Track* SequenceLearner::next_track(std::int32_t iteration) {
+  if (next_.iteration < 0) next_.iteration = iteration;
+  return iteration == next_.iteration ? &next_ : nullptr;
 }
 
 bool SequenceLearner::complete(const Workload& w, std::int32_t iteration, int started) {
@@ -79,14 +83,13 @@ void SequenceLearner::on_start(PolicyContext& ctx, std::uint32_t kernel) {
   just_relearning_ = false;
   driving_ = false;
   pos_ = tracked_pos_ = -1;
-  if (profiling_iteration_ < 0) profile_from(k.iteration, now);
+  if (profiling_iteration_ < 0) profile_from(k.iteration);
   // A kernel of a later iteration starts: the driving iteration is over once
   // all its kernels have started (on one stream, always by now).
   if (k.iteration > drive_.iteration &&
       complete(w, drive_.iteration, learned_ ? drive_.started : static_cast<int>(seq_.size()))) {
     if (!learned_) {
       learned_ = just_learned_ = true;
-      iteration_ns_ = static_cast<double>(now - first_start_ns_);
       if (!seq_.empty()) seq_.back().gap_after_ns = static_cast<double>(now - seq_.back().end_ns);
       const Track t = next_;
       next_ = Track{};
@@ -104,7 +107,7 @@ void SequenceLearner::on_start(PolicyContext& ctx, std::uint32_t kernel) {
         // The next iteration, unless some of its kernels have started
         // already: then the one after it.
         const bool begun = next_.iteration == k.iteration && next_.started > 0;
-        profile_from(begun ? k.iteration + 1 : k.iteration, now);
+        profile_from(begun ? k.iteration + 1 : k.iteration);
       } else {
         drive_ = next_;
         if (drive_.iteration < 0) drive_.iteration = k.iteration;
@@ -146,8 +149,7 @@ void SequenceLearner::on_start(PolicyContext& ctx, std::uint32_t kernel) {
       seq_kernel_.push_back(kernel);
     } else if (k.iteration > profiling_iteration_) {
       // The next iteration's early kernels: placed once the sequence is known.
-      if (next_.iteration < 0) next_.iteration = k.iteration;
-      if (k.iteration == next_.iteration) next_.pending.push_back(launch_key(k));
+      if (Track* t = next_track(k.iteration)) t->pending.push_back(launch_key(k));
     }
     return;
   }
@@ -157,10 +159,9 @@ void SequenceLearner::on_start(PolicyContext& ctx, std::uint32_t kernel) {
     pos_ = tracked_pos_ = drive_.pos;
     driving_ = true;
   } else if (k.iteration > drive_.iteration) {
-    if (next_.iteration < 0) next_.iteration = k.iteration;
-    if (k.iteration == next_.iteration) {
-      place(next_, launch_key(k));
-      tracked_pos_ = next_.pos;
+    if (Track* t = next_track(k.iteration)) {
+      place(*t, launch_key(k));
+      tracked_pos_ = t->pos;
     }
   }
 }
@@ -183,12 +184,6 @@ void SequenceLearner::on_end(PolicyContext& ctx, std::uint32_t kernel) {
     o.gap_after_ns = std::max(0.0, static_cast<double>(seq_[at + 1].start_ns - o.end_ns));
     o.host_wait = false;  // the next one started before this one ended
   }
-}
-
-double SequenceLearner::busy_ns() const {
-  double s = 0;
-  for (const auto& o : seq_) s += o.measured_ns();
-  return s;
 }
 
 std::vector<ItemSpec> items_from(const std::vector<Observed>& seq, bool host_slack) {

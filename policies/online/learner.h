@@ -94,10 +94,6 @@ class SequenceLearner {
   std::int32_t profiling_iteration() const { return profiling_iteration_; }
   // The followed iteration whose deviation began the profiling again.
   std::int32_t deviated_iteration() const { return deviated_iteration_; }
-  // The profiling iteration's time: first start to the next iteration's first start.
-  double iteration_ns() const { return iteration_ns_; }
-  // Sum of the measured durations of the profiling iteration.
-  double busy_ns() const;
 
  private:
   // Position tracking of one followed iteration.
@@ -117,7 +113,10 @@ class SequenceLearner {
   // them all by then (Workload::iteration_begin). Without iteration bounds:
   // true.
   static bool complete(const Workload& w, std::int32_t iteration, int started);
-  void profile_from(std::int32_t iteration, std::int64_t now);
+  void profile_from(std::int32_t iteration);
+  // The track of `iteration`, a later one than the driving iteration's: the
+  // next one (taken by the first later iteration seen), else none.
+  Track* next_track(std::int32_t iteration);
   bool learned_ = false, just_learned_ = false, just_relearning_ = false;
   bool driving_ = false;
   int relearns_ = 0;
@@ -128,8 +127,6 @@ class SequenceLearner {
   std::vector<std::uint32_t> seq_kernel_;  // the kernel index of each entry of seq_
   int pos_ = -1;
   int tracked_pos_ = -1;
-  std::int64_t first_start_ns_ = 0;
-  double iteration_ns_ = 0.0;
 };
 
 std::uint64_t launch_key(const Kernel& k);
