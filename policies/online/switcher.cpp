@@ -57,11 +57,15 @@ Clocks at_least(const Device& d, const Clocks& a, const Clocks& b) {
 
 void Switcher::on_end(PolicyContext& ctx) {
   running_ = false;
-  if (early_ && pos_ >= 0) schedule(ctx, ctx.now_ns());
+  end_ns_ = ctx.now_ns();
+  if (early_ && pos_ >= 0) schedule(ctx, end_ns_);
 }
 
 void Switcher::on_timer(PolicyContext& ctx) {
-  if (early_ && pos_ >= 0) schedule(ctx, running_ ? -1 : ctx.now_ns());
+  // Between kernels the next one is predicted from when the last one ended,
+  // not from now: a timer inside a long gap must not push the predicted start
+  // out by the whole gap again.
+  if (early_ && pos_ >= 0) schedule(ctx, running_ ? -1 : end_ns_);
 }
 
 void Switcher::schedule(PolicyContext& ctx, std::int64_t ended_ns) {

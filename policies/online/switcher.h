@@ -74,6 +74,7 @@ class Switcher {
   int pos_ = -1;
   std::int64_t ordinal_ = 0;   // kernels started under the plan
   std::int64_t start_ns_ = 0;  // start of the current kernel
+  std::int64_t end_ns_ = 0;    // end of the last kernel (while none runs)
   bool running_ = false;
   std::int64_t issued_ordinal_ = -1;  // ordinal of the kernel the last early request is for
   // When the last request is expected to land: no early request is issued

@@ -390,6 +390,39 @@ TEST(ToyPolicies, RehearsalLetsTheHostsLaterWaitsAbsorbADelay) {
   EXPECT_NEAR(probe.relative.time_ns, 45e6, 1);
 }
 
+// An early switch is timed from when the kernel before the gap ended, also
+// when a timer wakes the switcher inside the gap. 15 ms switches; the learned
+// iteration A (10 ms at (2000, 1000)), a 30 ms gap, then B, the plan A at
+// (2000, 1000) and B at (1000, 1000) (20 ms there), followed early: B's
+// switch is requested at 25 ms and lands at 40 ms as B starts, so B runs
+// 20 ms at 1000 MHz and the iteration ends at 60 ms. (Predicting B's start
+// from the timer's time, 25 + 30 ms, put the request off until B started:
+// B ran at 2000 MHz, 10 ms, the switch landing after it.)
+class GapTimerProbe final : public Policy {
+ public:
+  void begin(PolicyContext& ctx) override {
+    std::vector<plan::ItemSpec> items(2);
+    std::vector<plan::Switcher::Step> steps(2);
+    for (std::size_t i = 0; i < 2; ++i) {
+      items[i].cost = ctx.costs()[0];
+      steps[i].pair = make_clocks(ctx.device(), i == 0 ? 2000 : 1000, 1000);
+      steps[i].duration_ns = i == 0 ? 10'000'000 : 20'000'000;
+    }
+    items[0].gap_ns = steps[0].gap_ns = 30'000'000;
+    const plan::RehearsalStart st{2000, make_clocks(ctx.device(), 2000, 1000)};
+    early = plan::rehearse(ctx, items, &steps, true, st);
+  }
+  plan::Rehearsal early;
+};
+
+TEST(ToyPolicies, SwitcherTimesASwitchAcrossAGapFromTheKernelsEnd) {
+  Rig rig(1);
+  GapTimerProbe probe;
+  rig.replay_probe(probe, 15000.0);
+  EXPECT_NEAR(probe.early.step_ns[1], 20e6, 1);
+  EXPECT_NEAR(probe.early.time_ns, 60e6, 1);
+}
+
 // The Switcher never retargets a switch still in flight. 15 ms switches,
 // the learned iteration A, A, B (10 ms each at the default clocks), the plan
 // A, A at (2000, 500) and B at (1000, 1000), followed early:
