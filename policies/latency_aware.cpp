@@ -79,14 +79,18 @@ class LatencyAware final : public plan::LearnThenFollow {
     const plan::Rehearsal ref = plan::rehearse(ctx, items, nullptr, true, rs);
     // Switches whose latency is random land a random moment early or late:
     // hold back margin_pct of the budget for that (none when the latency is
-    // fixed, e.g. --set switch_latency_us, or zero).
+    // fixed, e.g. --set switch_latency_us, or zero), out of the slowdown the
+    // objective allows: never below the time at the default clocks, which
+    // holding them meets whatever the latency (a host-bound step cannot run
+    // faster than its host).
     const bool random_latency =
         ctx.core_switch_quantile_ns(0.9) > ctx.expected_core_switch_ns() * (1 + 1e-9) ||
         ctx.memory_switch_quantile_ns(0.9) > ctx.expected_memory_switch_ns() * (1 + 1e-9);
     const double margin = random_latency ? margin_pct_ * 1e-2 : 0.0;
-    const double budget = objective_.budget(ref.time_ns) - margin * ref.time_ns;
+    auto held_back = [&](double t) { return std::min(margin * t, objective_.budget(t) - t); };
+    const double budget = objective_.budget(ref.time_ns) - held_back(ref.time_ns);
     in.objective = objective_;
-    in.budget_ns = objective_.budget(em0.time_ns) - margin * em0.time_ns;
+    in.budget_ns = objective_.budget(em0.time_ns) - held_back(em0.time_ns);
     for (std::size_t i = 0; i < n; ++i) in.kernels[i].max_core_mhz = em0.cap_mhz[i];
     // Segments must outlast the switch that starts them with a margin: plan
     // with the latency 90 % of switches land within, not the mean.
@@ -131,7 +135,7 @@ class LatencyAware final : public plan::LearnThenFollow {
     kin.cache = &cache;
     auto knapsack = [&](plan::KernelPlanInput k) {
       return [&, k](double tighten) mutable {
-        k.extra_tighten_ns = tighten + margin * em0.time_ns;
+        k.extra_tighten_ns = tighten + held_back(em0.time_ns);
         const plan::KernelPlan kp = plan::plan_kernels(k);
         const bool saves = !(kp.pairs == std::vector<Clocks>(n, def));
         return plan::Proposal{saves, kp.pairs, kp.emulation};

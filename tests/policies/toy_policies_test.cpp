@@ -629,6 +629,22 @@ TEST(ToyPolicies, OnlinePoliciesLetAKernelAbsorbAWaitForTheHost) {
   // Off (the default), the wait is a fixed gap: A keeps 2000 MHz.
   for (const char* p : {"kernel-predictive", "latency-aware"})
     EXPECT_EQ(rig.run(p, {}).kernels[4].requested_core_mhz, 2000) << p;
+  // Switches of a random latency (lognormal, median 100 us): latency-aware
+  // holds margin_pct (0.1 %) of the budget back, but only out of the slowdown
+  // it is allowed: at 0 % the budget stays the default clocks' 30 ms, which
+  // this host-bound iteration cannot beat, and A still absorbs the wait.
+  Rig random = rig;
+  random.dev.core_switch = {LatencyDistribution::Kind::lognormal, 100.0, 10.0, 1000.0, 0.5};
+  random.dev.memory_switch = random.dev.core_switch;
+  random.dev.memory_switch_stall_us = 0.0;
+  const RunResult r = random.run("latency-aware", {{"host_slack", "1"}}, true, -1.0);
+  for (int it = 1; it < 3; ++it) {
+    EXPECT_EQ(r.kernels[static_cast<std::size_t>(2 * it)].requested_core_mhz, 1000) << it;
+    EXPECT_EQ(r.kernels[static_cast<std::size_t>(2 * it)].requested_memory_mhz, 500) << it;
+  }
+  // 5.1 J in the profiling iteration, then about 3.0 J each (the switches
+  // land a few tens of us off their boundaries).
+  EXPECT_NEAR(r.energy_j, 5.1 + 2 * 3.0, 0.05);
 }
 
 TEST(ToyPolicies, ObjectivesEdpAndEnergy) {
