@@ -117,6 +117,7 @@ void SequenceLearner::on_start(PolicyContext& ctx, std::uint32_t kernel) {
   }
   if (!learned_) {
     if (k.iteration == profiling_iteration_) {
+      bool after_sync = false;
       if (!seq_.empty()) {
         Observed& prev = seq_.back();
         prev.gap_after_ns = static_cast<double>(now - prev.end_ns);
@@ -124,18 +125,18 @@ void SequenceLearner::on_start(PolicyContext& ctx, std::uint32_t kernel) {
         // (a gap), and the host did not wait for the GPU between the two
         // launches (the syncs before this launch are the past), nor does this
         // kernel wait for another stream.
-        bool synced = false;
         const auto& syncs = w.syncs;
         const auto from = std::lower_bound(
             syncs.begin(), syncs.end(), prev.host_launch_ns,
             [](const SyncPoint& sp, std::int64_t t) { return sp.host_begin_ns < t; });
-        synced = from != syncs.end() && from->host_begin_ns < k.host_launch_ns;
+        after_sync = from != syncs.end() && from->host_begin_ns < k.host_launch_ns;
         bool waits = false;
         for (const EventWait& e : w.event_waits) waits = waits || e.kernel == kernel;
         prev.host_wait = prev.gap_after_ns > 0 && prev.end_ns > prev.start_ns &&
-                         k.stream == prev.stream && !synced && !waits;
+                         k.stream == prev.stream && !after_sync && !waits;
       }
       Observed o;
+      o.after_sync = after_sync;
       o.name_id = k.name_id;
       o.launch_key = launch_key(k);
       o.phase = k.phase;
@@ -191,8 +192,10 @@ std::vector<ItemSpec> items_from(const std::vector<Observed>& seq, bool host_sla
   bool one_stream = true;
   for (const Observed& o : seq) one_stream = one_stream && o.stream == seq.front().stream;
   for (std::size_t i = 0; i < seq.size(); ++i) {
-    if (host_slack && one_stream)
+    if (host_slack && one_stream) {
       out[i].observed_start_ns = static_cast<double>(seq[i].start_ns - seq.front().start_ns);
+      out[i].launched_after_sync = seq[i].after_sync;
+    }
     out[i].cost = seq[i].cost;
     out[i].time_scale = seq[i].scale;
     out[i].gap_ns = seq[i].gap_after_ns;

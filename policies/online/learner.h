@@ -30,6 +30,9 @@ struct Observed {
   // between the two launches and no cross-stream wait on the next one (see
   // items_from).
   bool host_wait = false;
+  // The host synchronised with the GPU between the previous kernel's launch
+  // and this one's (ItemSpec::launched_after_sync).
+  bool after_sync = false;
   std::int32_t stream = 0;
   std::int64_t host_launch_ns = 0;
   double measured_ns() const { return static_cast<double>(end_ns - start_ns); }

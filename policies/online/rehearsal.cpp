@@ -69,8 +69,9 @@ Rehearsal rehearse(const PolicyContext& ctx, const std::vector<ItemSpec>& items,
   for (int copy = 0; copy < 2; ++copy) {
     // The host's delay against the learned iteration: where a kernel's start
     // waited for the host, its launch is the learned one moved by this (the
-    // host kept launching while the GPU ran late); a start the GPU or a
-    // synchronisation set moves it to that start.
+    // host kept launching while the GPU ran late). Only a kernel launched
+    // after a host synchronisation moves it (to that kernel's start): the
+    // host waited for the GPU there, and nowhere else, as in the engine.
     std::int64_t origin = 0, host_delay = 0;
     for (std::size_t i = 0; i < n; ++i) {
       tl.fire_due_events();
@@ -80,7 +81,7 @@ Rehearsal rehearse(const PolicyContext& ctx, const std::vector<ItemSpec>& items,
       if (i == 0) {
         origin = begin;
         host_delay = 0;
-      } else if (!(items[i - 1].floor_ns > 0) && items[i].observed_start_ns >= 0) {
+      } else if (items[i].launched_after_sync && items[i].observed_start_ns >= 0) {
         host_delay = std::max(
             host_delay,
             begin - origin - static_cast<std::int64_t>(std::llround(items[i].observed_start_ns)));

@@ -50,6 +50,11 @@ struct ItemSpec {
   // into before is absorbed by the host's later waits, as on a host that
   // keeps launching. The planners do not read it.
   double observed_start_ns = -1.0;
+  // Its launch followed a host synchronisation (the host waited for the GPU
+  // between the previous kernel's launch and its own): the one place a GPU
+  // running late delays the host's later launches, as in the engine
+  // (sim/engine.cpp). The rehearsal moves the host's clock there only.
+  bool launched_after_sync = false;
   std::int32_t max_core_mhz = 0;  // the firmware's cap in force for it (0: none)
   std::uint32_t count = 1;
 };

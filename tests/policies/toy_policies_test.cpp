@@ -390,6 +390,45 @@ TEST(ToyPolicies, RehearsalLetsTheHostsLaterWaitsAbsorbADelay) {
   EXPECT_NEAR(probe.relative.time_ns, 45e6, 1);
 }
 
+// The host is delayed only where it waited for the GPU
+// (ItemSpec::launched_after_sync), as in the engine. The learned iteration
+// A, B, C (10 ms each at (2000, 1000)); B was launched while A ran (its start
+// set by the GPU, observed at 10 ms), B is followed by a 10 ms wait for C's
+// launch (floor 20 ms, C observed at 30 ms); switches free. The plan runs A
+// at (1000, 1000): 20 ms. B then starts at 20 ms and ends at 30, when C was
+// launched: C runs 30-40 ms, the host having kept its pace. Had B been
+// launched after a host synchronisation, the host waits for A's late end and
+// C's launch moves by the same 10 ms: 40-50 ms.
+class HostSyncProbe final : public Policy {
+ public:
+  void begin(PolicyContext& ctx) override {
+    std::vector<plan::ItemSpec> items(3);
+    std::vector<plan::Switcher::Step> steps(3);
+    for (std::size_t i = 0; i < 3; ++i) {
+      items[i].cost = ctx.costs()[0];
+      steps[i].duration_ns = 10'000'000;
+      steps[i].pair = make_clocks(ctx.device(), i == 0 ? 1000 : 2000, 1000);
+    }
+    items[0].observed_start_ns = 0;
+    items[1].observed_start_ns = 10'000'000;
+    items[1].floor_ns = 20'000'000;
+    items[2].observed_start_ns = 30'000'000;
+    const plan::RehearsalStart st{2000, make_clocks(ctx.device(), 2000, 1000)};
+    unsynced = plan::rehearse(ctx, items, &steps, false, st);
+    items[1].launched_after_sync = true;
+    synced = plan::rehearse(ctx, items, &steps, false, st);
+  }
+  plan::Rehearsal unsynced, synced;
+};
+
+TEST(ToyPolicies, RehearsalDelaysTheHostOnlyWhereItWaitedForTheGpu) {
+  Rig rig(1);
+  HostSyncProbe probe;
+  rig.replay_probe(probe, 0.0);
+  EXPECT_NEAR(probe.unsynced.time_ns, 40e6, 1);
+  EXPECT_NEAR(probe.synced.time_ns, 50e6, 1);
+}
+
 // An early switch is timed from when the kernel before the gap ended, also
 // when a timer wakes the switcher inside the gap. 15 ms switches; the learned
 // iteration A (10 ms at (2000, 1000)), a 30 ms gap, then B, the plan A at
