@@ -277,7 +277,8 @@ std::vector<ParamSpec> params() {
                "time-energy hulls (plus the default pair)"});
   v.push_back({"margin_pct", ParamSpec::Kind::defaulted, "0.1",
                "percent of the time budget held back for switch-timing uncertainty when the "
-               "switch latency is random (it lands early or late); none for a fixed latency"});
+               "switch latency is random (it lands early or late), at most the allowed "
+               "slowdown; none for a fixed latency"});
   for (auto& p : plan::learn_then_follow_params()) v.push_back(p);
   return v;
 }
