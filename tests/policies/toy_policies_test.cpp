@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -125,9 +126,19 @@ struct Rig {
     return run_toy({&w, &dev, &lat, &pow, &gov, &costs}, policy, params,
                    with_baseline ? &base : nullptr, latency_us);
   }
-  // A test's own policy (a probe) replayed on the toy; `latency_us` < 0: the
+  // A replay on the toy whose policy only calls `at_begin` with its context
+  // (a test's own rehearsals or oracle replays); `latency_us` < 0: the
   // device's own switch latencies.
-  void replay_probe(Policy& probe, double latency_us) {
+  void replay_probe(double latency_us, std::function<void(PolicyContext&)> at_begin) {
+    class Probe final : public Policy {
+     public:
+      explicit Probe(std::function<void(PolicyContext&)> f) : f_(std::move(f)) {}
+      void begin(PolicyContext& ctx) override { f_(ctx); }
+
+     private:
+      std::function<void(PolicyContext&)> f_;
+    };
+    Probe probe(std::move(at_begin));
     EngineInputs in;
     in.workload = &w;
     in.device = &dev;
@@ -140,6 +151,14 @@ struct Rig {
     replay(in, probe, cfg);
   }
 };
+
+// plan::rehearse from the state every toy rehearsal below starts in: the
+// firmware cap at 2000 MHz, the clocks at (2000, 1000).
+plan::Rehearsal rehearse_toy(const PolicyContext& ctx, const std::vector<plan::ItemSpec>& items,
+                             const std::vector<plan::Switcher::Step>* steps, bool early) {
+  const plan::RehearsalStart st{2000, make_clocks(ctx.device(), 2000, 1000)};
+  return plan::rehearse(ctx, items, steps, early, st);
+}
 
 double iteration_energy(const RunResult& r, int it) {
   return r.iteration_energy_j[static_cast<std::size_t>(it)];
@@ -315,9 +334,11 @@ TEST(ToyPolicies, KernelPredictiveIssuesSwitchesEarlySoTheyLandOnTime) {
 //   (2000, 500), 2 ms for 1 ms of work (0.41 J), then 9 ms (0.99 J): 22 ms,
 //   3.465 J. Early: A's request for the next iteration goes out 2 ms before
 //   B ends and lands as A starts: 20 ms, 2.05 + 1.1 = 3.15 J.
-class RehearsalProbe final : public Policy {
- public:
-  void begin(PolicyContext& ctx) override {
+TEST(ToyPolicies, RehearsalRunsTheLearnedIterationWithTheSwitchLatency) {
+  Rig rig(1);
+  rig.dev.memory_switch_stall_us = 0.0;
+  plan::Rehearsal none, at_start, early;
+  rig.replay_probe(2000.0, [&](PolicyContext& ctx) {
     std::vector<plan::ItemSpec> items(2);
     std::vector<plan::Switcher::Step> steps(2);
     for (std::size_t i = 0; i < 2; ++i) {
@@ -326,31 +347,22 @@ class RehearsalProbe final : public Policy {
     }
     steps[0].pair = make_clocks(ctx.device(), 2000, 500);
     steps[1].pair = make_clocks(ctx.device(), 1000, 1000);
-    const plan::RehearsalStart st{2000, make_clocks(ctx.device(), 2000, 1000)};
-    none = plan::rehearse(ctx, items, nullptr, true, st);
-    at_start = plan::rehearse(ctx, items, &steps, false, st);
-    early = plan::rehearse(ctx, items, &steps, true, st);
-  }
-  plan::Rehearsal none, at_start, early;
-};
-
-TEST(ToyPolicies, RehearsalRunsTheLearnedIterationWithTheSwitchLatency) {
-  Rig rig(1);
-  rig.dev.memory_switch_stall_us = 0.0;
-  RehearsalProbe probe;
-  rig.replay_probe(probe, 2000.0);
-  EXPECT_NEAR(probe.none.time_ns, 20e6, 1);
-  EXPECT_NEAR(probe.none.energy_j, 4.4, 1e-9);
-  EXPECT_NEAR(probe.at_start.time_ns, 21e6, 1);
-  EXPECT_NEAR(probe.at_start.energy_j, 3.48, 1e-9);
-  EXPECT_NEAR(probe.early.time_ns, 20e6, 1);
-  EXPECT_NEAR(probe.early.energy_j, 3.18, 1e-9);
-  EXPECT_NEAR(probe.none.next_time_ns, 20e6, 1);
-  EXPECT_NEAR(probe.none.next_energy_j, 4.4, 1e-9);
-  EXPECT_NEAR(probe.at_start.next_time_ns, 22e6, 1);
-  EXPECT_NEAR(probe.at_start.next_energy_j, 3.465, 1e-9);
-  EXPECT_NEAR(probe.early.next_time_ns, 20e6, 1);
-  EXPECT_NEAR(probe.early.next_energy_j, 3.15, 1e-9);
+    none = rehearse_toy(ctx, items, nullptr, true);
+    at_start = rehearse_toy(ctx, items, &steps, false);
+    early = rehearse_toy(ctx, items, &steps, true);
+  });
+  EXPECT_NEAR(none.time_ns, 20e6, 1);
+  EXPECT_NEAR(none.energy_j, 4.4, 1e-9);
+  EXPECT_NEAR(at_start.time_ns, 21e6, 1);
+  EXPECT_NEAR(at_start.energy_j, 3.48, 1e-9);
+  EXPECT_NEAR(early.time_ns, 20e6, 1);
+  EXPECT_NEAR(early.energy_j, 3.18, 1e-9);
+  EXPECT_NEAR(none.next_time_ns, 20e6, 1);
+  EXPECT_NEAR(none.next_energy_j, 4.4, 1e-9);
+  EXPECT_NEAR(at_start.next_time_ns, 22e6, 1);
+  EXPECT_NEAR(at_start.next_energy_j, 3.465, 1e-9);
+  EXPECT_NEAR(early.next_time_ns, 20e6, 1);
+  EXPECT_NEAR(early.next_energy_j, 3.15, 1e-9);
 }
 
 // A host that keeps launching absorbs a delay (ItemSpec::observed_start_ns).
@@ -362,9 +374,10 @@ TEST(ToyPolicies, RehearsalRunsTheLearnedIterationWithTheSwitchLatency) {
 // 30-40 ms, the host's wait absorbing the delay. Without the observed starts
 // the second A's floor counts from its own late start: the third at 35 ms,
 // 45 ms in all.
-class HostAbsorbsProbe final : public Policy {
- public:
-  void begin(PolicyContext& ctx) override {
+TEST(ToyPolicies, RehearsalLetsTheHostsLaterWaitsAbsorbADelay) {
+  Rig rig(1);
+  plan::Rehearsal launched, relative;
+  rig.replay_probe(0.0, [&](PolicyContext& ctx) {
     std::vector<plan::ItemSpec> items(3);
     std::vector<plan::Switcher::Step> steps(3);
     for (std::size_t i = 0; i < 3; ++i) {
@@ -374,20 +387,12 @@ class HostAbsorbsProbe final : public Policy {
       steps[i].duration_ns = 10'000'000;
       steps[i].pair = make_clocks(ctx.device(), i == 0 ? 1000 : 2000, 1000);
     }
-    const plan::RehearsalStart st{2000, make_clocks(ctx.device(), 2000, 1000)};
-    launched = plan::rehearse(ctx, items, &steps, false, st);
+    launched = rehearse_toy(ctx, items, &steps, false);
     for (auto& it : items) it.observed_start_ns = -1.0;
-    relative = plan::rehearse(ctx, items, &steps, false, st);
-  }
-  plan::Rehearsal launched, relative;
-};
-
-TEST(ToyPolicies, RehearsalLetsTheHostsLaterWaitsAbsorbADelay) {
-  Rig rig(1);
-  HostAbsorbsProbe probe;
-  rig.replay_probe(probe, 0.0);
-  EXPECT_NEAR(probe.launched.time_ns, 40e6, 1);
-  EXPECT_NEAR(probe.relative.time_ns, 45e6, 1);
+    relative = rehearse_toy(ctx, items, &steps, false);
+  });
+  EXPECT_NEAR(launched.time_ns, 40e6, 1);
+  EXPECT_NEAR(relative.time_ns, 45e6, 1);
 }
 
 // The host is delayed only where it waited for the GPU
@@ -399,9 +404,10 @@ TEST(ToyPolicies, RehearsalLetsTheHostsLaterWaitsAbsorbADelay) {
 // launched: C runs 30-40 ms, the host having kept its pace. Had B been
 // launched after a host synchronisation, the host waits for A's late end and
 // C's launch moves by the same 10 ms: 40-50 ms.
-class HostSyncProbe final : public Policy {
- public:
-  void begin(PolicyContext& ctx) override {
+TEST(ToyPolicies, RehearsalDelaysTheHostOnlyWhereItWaitedForTheGpu) {
+  Rig rig(1);
+  plan::Rehearsal unsynced, synced;
+  rig.replay_probe(0.0, [&](PolicyContext& ctx) {
     std::vector<plan::ItemSpec> items(3);
     std::vector<plan::Switcher::Step> steps(3);
     for (std::size_t i = 0; i < 3; ++i) {
@@ -413,20 +419,12 @@ class HostSyncProbe final : public Policy {
     items[1].observed_start_ns = 10'000'000;
     items[1].floor_ns = 20'000'000;
     items[2].observed_start_ns = 30'000'000;
-    const plan::RehearsalStart st{2000, make_clocks(ctx.device(), 2000, 1000)};
-    unsynced = plan::rehearse(ctx, items, &steps, false, st);
+    unsynced = rehearse_toy(ctx, items, &steps, false);
     items[1].launched_after_sync = true;
-    synced = plan::rehearse(ctx, items, &steps, false, st);
-  }
-  plan::Rehearsal unsynced, synced;
-};
-
-TEST(ToyPolicies, RehearsalDelaysTheHostOnlyWhereItWaitedForTheGpu) {
-  Rig rig(1);
-  HostSyncProbe probe;
-  rig.replay_probe(probe, 0.0);
-  EXPECT_NEAR(probe.unsynced.time_ns, 40e6, 1);
-  EXPECT_NEAR(probe.synced.time_ns, 50e6, 1);
+    synced = rehearse_toy(ctx, items, &steps, false);
+  });
+  EXPECT_NEAR(unsynced.time_ns, 40e6, 1);
+  EXPECT_NEAR(synced.time_ns, 50e6, 1);
 }
 
 // An early switch is timed from when the kernel before the gap ended, also
@@ -437,9 +435,10 @@ TEST(ToyPolicies, RehearsalDelaysTheHostOnlyWhereItWaitedForTheGpu) {
 // 20 ms at 1000 MHz and the iteration ends at 60 ms. (Predicting B's start
 // from the timer's time, 25 + 30 ms, put the request off until B started:
 // B ran at 2000 MHz, 10 ms, the switch landing after it.)
-class GapTimerProbe final : public Policy {
- public:
-  void begin(PolicyContext& ctx) override {
+TEST(ToyPolicies, SwitcherTimesASwitchAcrossAGapFromTheKernelsEnd) {
+  Rig rig(1);
+  plan::Rehearsal early;
+  rig.replay_probe(15000.0, [&](PolicyContext& ctx) {
     std::vector<plan::ItemSpec> items(2);
     std::vector<plan::Switcher::Step> steps(2);
     for (std::size_t i = 0; i < 2; ++i) {
@@ -448,18 +447,10 @@ class GapTimerProbe final : public Policy {
       steps[i].duration_ns = i == 0 ? 10'000'000 : 20'000'000;
     }
     items[0].gap_ns = steps[0].gap_ns = 30'000'000;
-    const plan::RehearsalStart st{2000, make_clocks(ctx.device(), 2000, 1000)};
-    early = plan::rehearse(ctx, items, &steps, true, st);
-  }
-  plan::Rehearsal early;
-};
-
-TEST(ToyPolicies, SwitcherTimesASwitchAcrossAGapFromTheKernelsEnd) {
-  Rig rig(1);
-  GapTimerProbe probe;
-  rig.replay_probe(probe, 15000.0);
-  EXPECT_NEAR(probe.early.step_ns[1], 20e6, 1);
-  EXPECT_NEAR(probe.early.time_ns, 60e6, 1);
+    early = rehearse_toy(ctx, items, &steps, true);
+  });
+  EXPECT_NEAR(early.step_ns[1], 20e6, 1);
+  EXPECT_NEAR(early.time_ns, 60e6, 1);
 }
 
 // The Switcher never retargets a switch still in flight. 15 ms switches,
@@ -472,9 +463,11 @@ TEST(ToyPolicies, SwitcherTimesASwitchAcrossAGapFromTheKernelsEnd) {
 //   speed (5 ms of its work, 2.05 J), then 5 ms at (1000, 1000) (110 W:
 //   0.55 J): 35 ms, 6.925 J. (Had B's request gone out at 5 ms it would have
 //   retargeted A's pending switch to B's pair: A at 1000 MHz from 15 ms.)
-class InFlightProbe final : public Policy {
- public:
-  void begin(PolicyContext& ctx) override {
+TEST(ToyPolicies, SwitcherWaitsForTheSwitchInFlight) {
+  Rig rig(1);
+  rig.dev.memory_switch_stall_us = 0.0;
+  plan::Rehearsal early;
+  rig.replay_probe(15000.0, [&](PolicyContext& ctx) {
     std::vector<plan::ItemSpec> items(3);
     std::vector<plan::Switcher::Step> steps(3);
     for (std::size_t i = 0; i < 3; ++i) {
@@ -482,19 +475,10 @@ class InFlightProbe final : public Policy {
       steps[i].duration_ns = 10'000'000;
       steps[i].pair = make_clocks(ctx.device(), i < 2 ? 2000 : 1000, i < 2 ? 500 : 1000);
     }
-    const plan::RehearsalStart st{2000, make_clocks(ctx.device(), 2000, 1000)};
-    early = plan::rehearse(ctx, items, &steps, true, st);
-  }
-  plan::Rehearsal early;
-};
-
-TEST(ToyPolicies, SwitcherWaitsForTheSwitchInFlight) {
-  Rig rig(1);
-  rig.dev.memory_switch_stall_us = 0.0;
-  InFlightProbe probe;
-  rig.replay_probe(probe, 15000.0);
-  EXPECT_NEAR(probe.early.time_ns, 35e6, 1);
-  EXPECT_NEAR(probe.early.energy_j, 6.925, 1e-9);
+    early = rehearse_toy(ctx, items, &steps, true);
+  });
+  EXPECT_NEAR(early.time_ns, 35e6, 1);
+  EXPECT_NEAR(early.energy_j, 6.925, 1e-9);
 }
 
 TEST(ToyPolicies, OnlinePoliciesHoldTheBudgetWhenTheirSwitchesWouldLandLate) {
@@ -548,25 +532,19 @@ TEST(ToyPolicies, LatencyOracleNeverLosesToTheBaselineOrOnePair) {
 // switches 5 ms, a plan that moves both clocks at the first kernel's start
 // lands the core switch at 1 ms and the memory switch at 5 ms (it used to
 // replay both at the core's latency), each stall the run's own (none here).
-class ReplayProbe final : public Policy {
- public:
-  void begin(PolicyContext& ctx) override {
-    const std::vector<Clocks> pairs(ctx.workload().kernels.size(),
-                                    make_clocks(ctx.device(), 1000, 500));
-    replayed = plan::replay_plan(ctx, &pairs);
-  }
-  RunResult replayed;
-};
-
 TEST(ToyPolicies, OracleReplaySwitchesEachDomainAtItsOwnLatency) {
   Rig rig(1);
   rig.dev.core_switch.value_us = 1000.0;
   rig.dev.memory_switch.value_us = 5000.0;
   rig.dev.memory_switch_stall_us = 0.0;
-  ReplayProbe probe;
-  rig.replay_probe(probe, -1.0);
+  RunResult replayed;
+  rig.replay_probe(-1.0, [&](PolicyContext& ctx) {
+    const std::vector<Clocks> pairs(ctx.workload().kernels.size(),
+                                    make_clocks(ctx.device(), 1000, 500));
+    replayed = plan::replay_plan(ctx, &pairs);
+  });
   int core = 0, memory = 0;
-  for (const auto& s : probe.replayed.switches) {
+  for (const auto& s : replayed.switches) {
     if (s.domain == SwitchRecord::Domain::core) {
       ++core;
       EXPECT_EQ(s.land_ns - s.request_ns, 1'000'000);
