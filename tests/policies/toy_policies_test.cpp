@@ -139,16 +139,7 @@ struct Rig {
       std::function<void(PolicyContext&)> f_;
     };
     Probe probe(std::move(at_begin));
-    EngineInputs in;
-    in.workload = &w;
-    in.device = &dev;
-    in.latency = &lat;
-    in.power = &pow;
-    in.governor = &gov;
-    in.costs = &costs;
-    EngineConfig cfg;
-    cfg.switch_latency_override_us = latency_us;
-    replay(in, probe, cfg);
+    replay_toy({&w, &dev, &lat, &pow, &gov, &costs}, probe, nullptr, latency_us);
   }
 };
 

@@ -19,11 +19,10 @@ struct ToyGpu {
   const std::vector<KernelCost>* costs = nullptr;
 };
 
-inline RunResult run_toy(const ToyGpu& gpu, const std::string& policy,
-                         const std::map<std::string, std::string>& params,
-                         const RunResult* baseline, double latency_us) {
-  const PolicyInfo& info = find_policy(policy);
-  auto p = info.make(resolve_params(info, params));
+// `policy` replayed on the toy against `baseline` (may be nullptr);
+// `latency_us` < 0: the device's own switch latencies.
+inline RunResult replay_toy(const ToyGpu& gpu, Policy& policy, const RunResult* baseline,
+                            double latency_us) {
   EngineInputs in;
   in.workload = gpu.workload;
   in.device = gpu.device;
@@ -34,7 +33,15 @@ inline RunResult run_toy(const ToyGpu& gpu, const std::string& policy,
   in.baseline = baseline;
   EngineConfig cfg;
   cfg.switch_latency_override_us = latency_us;
-  RunResult r = replay(in, *p, cfg);
+  return replay(in, policy, cfg);
+}
+
+inline RunResult run_toy(const ToyGpu& gpu, const std::string& policy,
+                         const std::map<std::string, std::string>& params,
+                         const RunResult* baseline, double latency_us) {
+  const PolicyInfo& info = find_policy(policy);
+  auto p = info.make(resolve_params(info, params));
+  RunResult r = replay_toy(gpu, *p, baseline, latency_us);
   r.solver = p->solve_reports();
   r.policy_notes = p->notes();
   return r;
