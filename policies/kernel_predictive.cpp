@@ -29,21 +29,25 @@ class KernelPredictive final : public plan::LearnThenFollow {
       : objective_(parse_objective(p, "kernel-predictive")),
         memory_(plan::parse_memory_mode(p, "kernel-predictive")),
         early_(p.integer("early") != 0),
-        host_slack_(p.integer("host_slack") != 0),
-        guard_enabled_(p.integer("guard") != 0) {}
+        guard_enabled_(p.integer("guard") != 0) {
+    host_slack_ = plan::parse_host_slack(p, "kernel-predictive");
+  }
 
  private:
-  void make_plan(PolicyContext& ctx) override {
+  bool make_plan(PolicyContext& ctx) override {
     const auto& seq = learner_.sequence();
     const Device& d = ctx.device();
     plan::KernelPlanInput in;
     in.gpu = plan::gpu_model(ctx);
-    cache_ = std::make_unique<plan::PlanCache>(in.gpu);  // rows and hulls shared by the re-plans
-    in.cache = cache_.get();
-    in.kernels = plan::items_from(seq, host_slack_);
+    // Rows and hulls shared by the re-plans; kept (with rest_in_) only when
+    // the plan is followed, so that a failed re-plan leaves the plan in force
+    // as it was.
+    auto cache = std::make_unique<plan::PlanCache>(in.gpu);
+    in.cache = cache.get();
+    in.kernels = learned_items();
     // The firmware now: the cap is the effective core clock when it is below
     // the default clock (the policy has not set any clocks yet).
-    in.start.cap_mhz = std::min(ctx.effective().core_mhz, d.max_core_mhz());
+    in.start.cap_mhz = start_cap_mhz(ctx);
     in.start.from = ctx.effective();
     in.start.stall_ns = ctx.expected_memory_stall_ns();
     in.plan.objective = objective_;
@@ -62,8 +66,8 @@ class KernelPredictive final : public plan::LearnThenFollow {
     // (up to kRehearsalChecks times) and, when no plan meets the budget or
     // saves energy, the default clocks are held.
     const plan::RehearsalStart rs{in.start.cap_mhz, in.start.from};
-    const plan::Rehearsal ref = plan::rehearse(ctx, in.kernels, nullptr, true, rs);
-    rest_in_ = in;
+    const plan::RehearsalStart native_rs = reference_start(ctx, rs);
+    const plan::Rehearsal ref = plan::rehearse(ctx, in.kernels, nullptr, true, native_rs);
     plan::CandidateSet cands(ctx, seq, in.kernels, rs, objective_, objective_.budget(ref.time_ns));
     plan::SolveReport last;
     auto knapsack = [&](double tighten) {
@@ -93,6 +97,7 @@ class KernelPredictive final : public plan::LearnThenFollow {
             const plan::KernelPlan p = plan::plan_kernels(k);
             return plan::Proposal{!(p.pairs == std::vector<Clocks>(n, def)), p.pairs, p.emulation};
           });
+    consider_plan_in_force(cands, in.gpu, in.kernels, in.start);
     const plan::RehearsedCandidate* best = cands.best(ref);
     last.what += fmt::format("; rehearsed: {}; chose {}", cands.summary(),
                              best ? best->name : std::string("the default clocks"));
@@ -100,19 +105,23 @@ class KernelPredictive final : public plan::LearnThenFollow {
     last.budget_ns = objective_.budget(ref.time_ns);
     report(last);
     if (!best) {
+      if (replanning()) return false;  // LearnThenFollow says what it does instead
       note(fmt::format(
           "kernel-predictive: no per-kernel plan met the budget or saved energy in rehearsal at "
           "the expected switch latency ({:.3f} ms): holding the default clocks",
           std::max(ctx.expected_core_switch_ns(), ctx.expected_memory_switch_ns()) * 1e-6));
-      return;
+      return false;
     }
+    cache_ = std::move(cache);
+    rest_in_ = in;
     if (guard_enabled_ && objective_.time_bounded()) {
       follow_guarded(best->steps, best->early, best->rehearsal, ref,
                      objective_.budget(ref.time_ns) - ref.time_ns,
-                     std::make_unique<plan::NativeShadow>(ctx, in.kernels, rs));
+                     std::make_unique<plan::NativeShadow>(ctx, in.kernels, native_rs));
     } else {
       follow(best->steps, best->early);
     }
+    return true;
   }
 
   // The budget guard tripped after `position`: the knapsack over the rest.
@@ -132,7 +141,6 @@ class KernelPredictive final : public plan::LearnThenFollow {
   std::unique_ptr<plan::PlanCache> cache_;
   plan::KernelPlanInput rest_in_;
   bool early_;
-  bool host_slack_;
   bool guard_enabled_;
 };
 

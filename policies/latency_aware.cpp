@@ -49,26 +49,29 @@ class LatencyAware final : public plan::LearnThenFollow {
       : objective_(parse_objective(p, "latency-aware")),
         max_candidates_(std::max(2, p.integer("candidates"))),
         margin_pct_(p.number("margin_pct")),
-        host_slack_(p.integer("host_slack") != 0),
         guard_enabled_(p.integer("guard") != 0) {
+    host_slack_ = plan::parse_host_slack(p, "latency-aware");
     if (margin_pct_ < 0 || margin_pct_ >= 100)
       throw InputError(
           fmt::format("policy latency-aware: margin_pct={} must be in [0, 100)", margin_pct_));
   }
 
  private:
-  void make_plan(PolicyContext& ctx) override {
+  bool make_plan(PolicyContext& ctx) override {
     const auto started = std::chrono::steady_clock::now();
     const auto& seq = learner_.sequence();
     const Device& d = ctx.device();
     const std::size_t n = seq.size();
     plan::SegmentPlanInput in;
     in.gpu = plan::gpu_model(ctx);
-    cache_ = std::make_unique<plan::PlanCache>(in.gpu);  // shared by every candidate's plans
-    in.cache = cache_.get();
-    plan::PlanCache& cache = *cache_;
-    in.kernels = plan::items_from(seq, host_slack_);
-    in.start.cap_mhz = std::min(ctx.effective().core_mhz, d.max_core_mhz());
+    // Shared by every candidate's plans; kept (with rest_*) only when the
+    // plan is followed, so that a failed re-plan leaves the plan in force as
+    // it was.
+    auto owned_cache = std::make_unique<plan::PlanCache>(in.gpu);
+    in.cache = owned_cache.get();
+    plan::PlanCache& cache = *owned_cache;
+    in.kernels = learned_items();
+    in.start.cap_mhz = start_cap_mhz(ctx);
     in.start.from = ctx.effective();
     in.start.stall_ns = ctx.expected_memory_stall_ns();
     const Clocks def = default_clocks(d);
@@ -76,7 +79,8 @@ class LatencyAware final : public plan::LearnThenFollow {
     const plan::Emulation em0 = plan::emulate(in.gpu, items, std::vector<Clocks>(n, def), in.start);
     // The reference: the learned iteration rehearsed at the clocks in force.
     const plan::RehearsalStart rs{in.start.cap_mhz, in.start.from};
-    const plan::Rehearsal ref = plan::rehearse(ctx, items, nullptr, true, rs);
+    const plan::RehearsalStart native_rs = reference_start(ctx, rs);
+    const plan::Rehearsal ref = plan::rehearse(ctx, items, nullptr, true, native_rs);
     // Switches whose latency is random land a random moment early or late:
     // hold back margin_pct of the budget for that (none when the latency is
     // fixed, e.g. --set switch_latency_us, or zero), out of the slowdown the
@@ -175,6 +179,7 @@ class LatencyAware final : public plan::LearnThenFollow {
         return plan::Proposal{true, pairs, plan::emulate(in.gpu, items, pairs, in.start)};
       });
 
+    consider_plan_in_force(cands, in.gpu, items, in.start);
     const plan::RehearsedCandidate* best = cands.best(ref);
     plan::SolveReport r = seg_report;
     r.policy = "latency-aware";
@@ -187,19 +192,23 @@ class LatencyAware final : public plan::LearnThenFollow {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
             .count();
     report(r);
-    if (!best) return;
+    if (!best) return false;
     // The budget guard re-plans the rest of an iteration the way the chosen
     // plan was made: per kernel, or by segments.
-    rest_by_knapsack_ = best->name.find("knapsack") != std::string::npos;
+    cache_ = std::move(owned_cache);
+    // (The plan in force, kept by a re-plan, keeps its own way.)
+    if (best->name != "the plan in force")
+      rest_by_knapsack_ = best->name.find("knapsack") != std::string::npos;
     rest_seg_ = in;
     rest_kin_ = kin;
     if (guard_enabled_ && objective_.time_bounded()) {
       follow_guarded(best->steps, best->early, best->rehearsal, ref,
                      objective_.budget(ref.time_ns) - ref.time_ns,
-                     std::make_unique<plan::NativeShadow>(ctx, items, rs));
+                     std::make_unique<plan::NativeShadow>(ctx, items, native_rs));
     } else {
       follow(best->steps, best->early);
     }
+    return true;
   }
 
   // The single pair best under the objective on the learned iteration whose
@@ -266,7 +275,6 @@ class LatencyAware final : public plan::LearnThenFollow {
   plan::KernelPlanInput rest_kin_;
   int max_candidates_;
   double margin_pct_;
-  bool host_slack_;
   bool guard_enabled_;
 };
 

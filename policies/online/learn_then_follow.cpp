@@ -3,21 +3,106 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <optional>
+
+#include "sim/error.h"
 
 namespace dvfsim::plan {
 
 std::vector<ParamSpec> learn_then_follow_params() {
   return {
-      {"host_slack", ParamSpec::Kind::defaulted, "0",
-       "1: a kernel followed by a wait for the host in the profiling iteration (one stream, no "
-       "host synchronisation between the launches) may run slower up to the wait; off by "
-       "default: a wait seen once need not come back"},
+      {"host_slack", ParamSpec::Kind::defaulted, "recurring",
+       "a kernel followed by a wait for the host (one stream, no host synchronisation between the "
+       "launches) may run slower, up to the wait: recurring (where the wait of the profiling "
+       "iteration came back in the next one; planned again then), 1 (every wait of the profiling "
+       "iteration: a wait seen once need not come back) or 0 (never)"},
       {"guard", ParamSpec::Kind::defaulted, "1",
        "1: a budget guard follows the plan: a followed iteration whose projected time (the "
        "measured kernels against their default-clock estimates, plus the plan's rehearsed rest) "
        "would exceed the budget runs its remaining kernels at the default clocks; 0: off"},
   };
+}
+
+HostSlack parse_host_slack(const Params& p, const std::string& policy) {
+  const std::string v = p.str("host_slack");
+  if (v == "0" || v == "off") return HostSlack::off;
+  if (v == "1" || v == "once") return HostSlack::once;
+  if (v == "recurring") return HostSlack::recurring;
+  throw InputError(fmt::format(
+      "policy {}: host_slack={} is not one of recurring, 1 (once) or 0 (off)", policy, v));
+}
+
+std::vector<ItemSpec> LearnThenFollow::learned_items() const {
+  const auto& seq = learner_.sequence();
+  if (host_slack_ == HostSlack::once) {
+    const std::vector<double> any(seq.size(), std::numeric_limits<double>::infinity());
+    return items_from(seq, &any);
+  }
+  if (host_slack_ == HostSlack::recurring && waits_confirmed_)
+    return items_from(seq, &learner_.followed_waits());
+  return items_from(seq);
+}
+
+std::int32_t LearnThenFollow::start_cap_mhz(const PolicyContext& ctx) const {
+  const std::int32_t top = ctx.device().max_core_mhz();
+  return replanning_ ? top : std::min(ctx.effective().core_mhz, top);
+}
+
+RehearsalStart LearnThenFollow::reference_start(const PolicyContext& ctx,
+                                                const RehearsalStart& plan_start) const {
+  if (!replanning_) return plan_start;
+  return {plan_start.cap_mhz, default_clocks(ctx.device())};
+}
+
+void LearnThenFollow::consider_plan_in_force(CandidateSet& cands, const GpuModel& gpu,
+                                             const std::vector<ItemSpec>& items,
+                                             const EmulationStart& start) const {
+  if (!replanning_ || plan_steps_.size() != items.size()) return;
+  std::vector<Clocks> pairs;
+  pairs.reserve(plan_steps_.size());
+  for (const Switcher::Step& s : plan_steps_) pairs.push_back(s.pair);
+  cands.consider("the plan in force", plan_early_, [&](double /*tighten*/) {
+    return Proposal{true, pairs, emulate(gpu, items, pairs, start)};
+  });
+}
+
+void LearnThenFollow::plan_with_recurring_waits(PolicyContext& ctx) {
+  const auto& seq = learner_.sequence();
+  const auto& followed = learner_.followed_waits();
+  bool one_stream = true;
+  for (const Observed& o : seq) one_stream = one_stream && o.stream == seq.front().stream;
+  int recurred = 0, seen = 0;
+  for (std::size_t i = 0; i < seq.size() && i < followed.size(); ++i) {
+    seen += seq[i].host_wait ? 1 : 0;
+    recurred += seq[i].host_wait && followed[i] > 0 ? 1 : 0;
+  }
+  if (!one_stream || recurred == 0) return;
+  note(fmt::format(
+      "host slack: {} of the {} waits for the host of profiling iteration {} came back in the "
+      "iteration after it: planning again with them as slack",
+      recurred, seen, learner_.profiling_iteration()));
+  waits_confirmed_ = replanning_ = true;
+  if (!make_plan(ctx)) {
+    // make_plan changed nothing: the plan in force is followed on.
+    waits_confirmed_ = false;
+    note(
+        "host slack: no plan with them met the budget or saved energy in rehearsal: the plan "
+        "made without them kept");
+  }
+  replanning_ = false;
+}
+
+void LearnThenFollow::drop_plan() {
+  switcher_.set_plan({}, plan_early_);
+  switcher_.set_floor(std::nullopt);
+  in_flight_.clear();
+  guard_.disarm();
+  native_.reset();
+  running_.clear();
+  guard_iteration_ = -1;
+  off_plan_ = catching_up_ = false;
+  plan_steps_.clear();
 }
 
 void LearnThenFollow::follow(std::vector<Switcher::Step> steps, bool early, const GuardPath* first,
@@ -47,18 +132,15 @@ void LearnThenFollow::on_kernel_start(PolicyContext& ctx, std::uint32_t kernel) 
     // The iteration followed did not repeat the learned one: the plan is
     // dropped while this iteration is profiled; make_plan runs again when it
     // is learned.
-    switcher_.set_plan({}, plan_early_);
-    switcher_.set_floor(std::nullopt);
-    in_flight_.clear();
-    guard_.disarm();
-    native_.reset();
-    running_.clear();
-    guard_iteration_ = -1;
-    off_plan_ = catching_up_ = false;
-    plan_steps_.clear();
+    drop_plan();
     note(restart_profiling(ctx, learner_));
   }
-  if (learner_.just_learned()) make_plan(ctx);
+  if (learner_.just_learned()) {
+    waits_confirmed_ = false;
+    make_plan(ctx);
+  }
+  if (learner_.just_recorded_waits() && host_slack_ == HostSlack::recurring)
+    plan_with_recurring_waits(ctx);
   if (switcher_.active()) {
     // A switch applies to every kernel in flight: what this one was planned
     // at bounds the requests while it runs.

@@ -4,12 +4,14 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "policies/online/budget_guard.h"
 #include "policies/online/learner.h"
 #include "policies/online/rehearsal.h"
+#include "policies/online/rehearsal_plan.h"
 #include "policies/online/switcher.h"
 #include "sim/params.h"
 #include "sim/policy.h"
@@ -19,6 +21,14 @@ namespace dvfsim::plan {
 // The parameters of every learn-then-follow policy besides its objective's
 // and its planner's: `host_slack` (items_from) and `guard` (the budget guard).
 std::vector<ParamSpec> learn_then_follow_params();
+
+// Which waits for the host a plan may fill with a slower kernel
+// (items_from): none; those of the profiling iteration; those of the
+// profiling iteration that came back in the first followed iteration (the
+// plan is made without them, then again with them when they recurred).
+enum class HostSlack { off, once, recurring };
+// `host_slack` of `p`, for `policy`'s errors.
+HostSlack parse_host_slack(const Params& p, const std::string& policy);
 
 // Re-plans of the rest of one iteration after the budget guard tripped (a
 // knapsack or a segment DP each; on the shipped trace the RTX 5090 at 100 and
@@ -48,9 +58,30 @@ class LearnThenFollow : public Policy {
 
  protected:
   using RestPlan = RestPlanResult;
-  // Called once, when the learner has the sequence; calls follow() (or
-  // nothing: the default clocks are held).
-  virtual void make_plan(PolicyContext& ctx) = 0;
+  // Called when the learner has the sequence, and again when its waits for
+  // the host recurred (host_slack=recurring; replanning() is then true);
+  // calls follow() and returns true, or returns false: no plan (the default
+  // clocks are held).
+  virtual bool make_plan(PolicyContext& ctx) = 0;
+  bool replanning() const { return replanning_; }
+  // The learned sequence's items, with the host slack host_slack_ allows now.
+  std::vector<ItemSpec> learned_items() const;
+  // The firmware's core-clock cap when a plan is made: the effective core
+  // clock where it is below the default one and the policy has set no
+  // clocks yet; none (the top clock) when re-planning, whose clocks in force
+  // are the plan's own.
+  std::int32_t start_cap_mhz(const PolicyContext& ctx) const;
+  // Where the default clocks' rehearsal (the budget's reference, the guard's
+  // native path) starts: where the plan starts (`plan_start`), except when
+  // re-planning: then at the default clocks, as native runs, not at the
+  // plan's clocks in force.
+  RehearsalStart reference_start(const PolicyContext& ctx, const RehearsalStart& plan_start) const;
+  // When re-planning: the plan in force, as planned (its pairs, followed as
+  // it is), one more candidate of `cands` on the re-plan's `items`, so that
+  // a re-plan never rehearses worse than keeping it.
+  void consider_plan_in_force(CandidateSet& cands, const GpuModel& gpu,
+                              const std::vector<ItemSpec>& items,
+                              const EmulationStart& start) const;
   // Re-plans the positions after `position` so that they take `repay_ns`
   // less than at the default clocks (the budget guard tripped there); none
   // (have = false): no plan meets that.
@@ -82,8 +113,16 @@ class LearnThenFollow : public Policy {
   SequenceLearner learner_;
   Switcher switcher_;
   BudgetGuard guard_;
+  HostSlack host_slack_ = HostSlack::off;
 
  private:
+  // host_slack=recurring, the first followed iteration just ended: the plan
+  // made again with the waits for the host that recurred in it, if any.
+  void plan_with_recurring_waits(PolicyContext& ctx);
+  // Stops following: no plan, no guard (the clocks as they are).
+  void drop_plan();
+  bool waits_confirmed_ = false;  // the recurring waits are slack
+  bool replanning_ = false;
   void trip(PolicyContext& ctx, int position);
   // While catching up: back to the default clocks once the account, less
   // what it repays while that switch lands, is within the allowance.

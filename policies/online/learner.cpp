@@ -43,6 +43,9 @@ void SequenceLearner::profile_from(std::int32_t iteration) {
   drive_ = Track{};
   drive_.iteration = iteration;
   next_ = Track{};
+  followed_wait_ns_.clear();
+  waits_iteration_ = -1;
+  last_ = Last{};
 }
 
 SequenceLearner::Track* SequenceLearner::next_track(std::int32_t iteration) {
@@ -75,12 +78,33 @@ void SequenceLearner::place(Track& t, std::uint64_t key) const {
   }
 }
 
+bool SequenceLearner::synced_between(const Workload& w, std::int64_t from_launch_ns,
+                                     std::int64_t to_launch_ns) {
+  // The syncs before `to_launch_ns` are the past: an online policy may see them.
+  const auto& syncs = w.syncs;
+  const auto from =
+      std::lower_bound(syncs.begin(), syncs.end(), from_launch_ns,
+                       [](const SyncPoint& sp, std::int64_t t) { return sp.host_begin_ns < t; });
+  return from != syncs.end() && from->host_begin_ns < to_launch_ns;
+}
+
+bool SequenceLearner::waited_for_host(const Workload& w, std::int32_t prev_stream, bool after_sync,
+                                      std::uint32_t kernel) {
+  // A wait for the host: same stream, the host did not wait for the GPU
+  // between the two launches, nor does this kernel wait for another stream.
+  if (w.kernels[kernel].stream != prev_stream || after_sync) return false;
+  for (const EventWait& e : w.event_waits)
+    if (e.kernel == kernel) return false;
+  return true;
+}
+
 void SequenceLearner::on_start(PolicyContext& ctx, std::uint32_t kernel) {
   const Workload& w = ctx.workload();
   const Kernel& k = w.kernels[kernel];
   const std::int64_t now = ctx.now_ns();
   just_learned_ = false;
   just_relearning_ = false;
+  just_recorded_waits_ = false;
   driving_ = false;
   pos_ = tracked_pos_ = -1;
   if (profiling_iteration_ < 0) profile_from(k.iteration);
@@ -96,6 +120,11 @@ void SequenceLearner::on_start(PolicyContext& ctx, std::uint32_t kernel) {
       drive_ = Track{};
       drive_.iteration = t.iteration >= 0 ? t.iteration : k.iteration;
       for (const std::uint64_t key : t.pending) place(drive_, key);
+      // The first followed iteration: its waits for the host are recorded,
+      // to be compared with the profiling iteration's.
+      followed_wait_ns_.assign(seq_.size(), -1.0);
+      waits_iteration_ = drive_.iteration;
+      last_ = Last{};
     } else {
       // Did the followed iteration repeat the learned one?
       const int n = static_cast<int>(seq_.size());
@@ -109,6 +138,10 @@ void SequenceLearner::on_start(PolicyContext& ctx, std::uint32_t kernel) {
         const bool begun = next_.iteration == k.iteration && next_.started > 0;
         profile_from(begun ? k.iteration + 1 : k.iteration);
       } else {
+        if (drive_.iteration == waits_iteration_) {
+          just_recorded_waits_ = true;
+          waits_iteration_ = -1;
+        }
         drive_ = next_;
         if (drive_.iteration < 0) drive_.iteration = k.iteration;
         next_ = Track{};
@@ -121,19 +154,9 @@ void SequenceLearner::on_start(PolicyContext& ctx, std::uint32_t kernel) {
       if (!seq_.empty()) {
         Observed& prev = seq_.back();
         prev.gap_after_ns = static_cast<double>(now - prev.end_ns);
-        // A wait for the host: same stream, the previous kernel had ended
-        // (a gap), and the host did not wait for the GPU between the two
-        // launches (the syncs before this launch are the past), nor does this
-        // kernel wait for another stream.
-        const auto& syncs = w.syncs;
-        const auto from = std::lower_bound(
-            syncs.begin(), syncs.end(), prev.host_launch_ns,
-            [](const SyncPoint& sp, std::int64_t t) { return sp.host_begin_ns < t; });
-        after_sync = from != syncs.end() && from->host_begin_ns < k.host_launch_ns;
-        bool waits = false;
-        for (const EventWait& e : w.event_waits) waits = waits || e.kernel == kernel;
+        after_sync = synced_between(w, prev.host_launch_ns, k.host_launch_ns);
         prev.host_wait = prev.gap_after_ns > 0 && prev.end_ns > prev.start_ns &&
-                         k.stream == prev.stream && !after_sync && !waits;
+                         waited_for_host(w, prev.stream, after_sync, kernel);
       }
       Observed o;
       o.after_sync = after_sync;
@@ -159,6 +182,7 @@ void SequenceLearner::on_start(PolicyContext& ctx, std::uint32_t kernel) {
     place(drive_, launch_key(k));
     pos_ = tracked_pos_ = drive_.pos;
     driving_ = true;
+    if (drive_.iteration == waits_iteration_) record_wait(w, kernel, now);
   } else if (k.iteration > drive_.iteration) {
     if (Track* t = next_track(k.iteration)) {
       place(*t, launch_key(k));
@@ -167,7 +191,23 @@ void SequenceLearner::on_start(PolicyContext& ctx, std::uint32_t kernel) {
   }
 }
 
+void SequenceLearner::record_wait(const Workload& w, std::uint32_t kernel, std::int64_t now) {
+  const Kernel& k = w.kernels[kernel];
+  // The kernel before, at the position before, had ended: the gap between
+  // them was a wait for the host when the same conditions hold as in the
+  // profiling iteration (on_start). Then this kernel started at its launch,
+  // so its start less the one before's is the host's time between them.
+  if (pos_ >= 1 && last_.position == pos_ - 1 && last_.end_ns > last_.start_ns &&
+      last_.end_ns < now &&
+      waited_for_host(w, last_.stream, synced_between(w, last_.host_launch_ns, k.host_launch_ns),
+                      kernel))
+    followed_wait_ns_[static_cast<std::size_t>(last_.position)] =
+        static_cast<double>(now - last_.start_ns);
+  last_ = Last{kernel, pos_, now, -1, k.stream, k.host_launch_ns};
+}
+
 void SequenceLearner::on_end(PolicyContext& ctx, std::uint32_t kernel) {
+  if (kernel == last_.kernel && last_.position >= 0) last_.end_ns = ctx.now_ns();
   if (learned_ || seq_.empty()) return;
   const Kernel& k = ctx.workload().kernels[kernel];
   if (k.iteration != profiling_iteration_) return;
@@ -187,23 +227,29 @@ void SequenceLearner::on_end(PolicyContext& ctx, std::uint32_t kernel) {
   }
 }
 
-std::vector<ItemSpec> items_from(const std::vector<Observed>& seq, bool host_slack) {
+std::vector<ItemSpec> items_from(const std::vector<Observed>& seq,
+                                 const std::vector<double>* slack) {
   std::vector<ItemSpec> out(seq.size());
   bool one_stream = true;
   for (const Observed& o : seq) one_stream = one_stream && o.stream == seq.front().stream;
+  const bool host = slack && one_stream && slack->size() == seq.size();
+  double start = 0.0;  // the host's pace: observed starts, a wait cut to its slack
   for (std::size_t i = 0; i < seq.size(); ++i) {
-    if (host_slack && one_stream) {
-      out[i].observed_start_ns = static_cast<double>(seq[i].start_ns - seq.front().start_ns);
-      out[i].launched_after_sync = seq[i].after_sync;
-    }
     out[i].cost = seq[i].cost;
     out[i].time_scale = seq[i].scale;
     out[i].gap_ns = seq[i].gap_after_ns;
     out[i].count = 1;
-    if (host_slack && one_stream && seq[i].host_wait && i + 1 < seq.size()) {
-      out[i].floor_ns = seq[i].measured_ns() + seq[i].gap_after_ns;
+    if (!host) continue;
+    out[i].observed_start_ns = start;
+    out[i].launched_after_sync = seq[i].after_sync;
+    double step =
+        i + 1 < seq.size() ? static_cast<double>(seq[i + 1].start_ns - seq[i].start_ns) : 0.0;
+    if (seq[i].host_wait && i + 1 < seq.size() && (*slack)[i] > 0) {
+      out[i].floor_ns = std::min(seq[i].measured_ns() + seq[i].gap_after_ns, (*slack)[i]);
       out[i].gap_ns = 0.0;
+      step = std::min(step, out[i].floor_ns);
     }
+    start += step;
   }
   return out;
 }

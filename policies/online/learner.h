@@ -97,6 +97,24 @@ class SequenceLearner {
   std::int32_t profiling_iteration() const { return profiling_iteration_; }
   // The followed iteration whose deviation began the profiling again.
   std::int32_t deviated_iteration() const { return deviated_iteration_; }
+  // True exactly during the on_start call that ends the first iteration
+  // followed after the sequence was learned, that iteration having repeated
+  // the learned one; followed_waits() then says where it waited for the host.
+  bool just_recorded_waits() const { return just_recorded_waits_; }
+  // Per position of the learned sequence: in the first followed iteration,
+  // the time from the kernel's start to the next kernel's start where the
+  // gap between them was a wait for the host (the conditions of
+  // Observed::host_wait; the next kernel started at its launch), else -1.
+  const std::vector<double>& followed_waits() const { return followed_wait_ns_; }
+  // Whether the host synchronised with the GPU between two launches (a
+  // SyncPoint begun in between).
+  static bool synced_between(const Workload& w, std::int64_t from_launch_ns,
+                             std::int64_t to_launch_ns);
+  // Whether a gap before `kernel`, after a kernel of `prev_stream` that had
+  // ended, was a wait for the host: the same stream, no synchronisation
+  // between the launches (`after_sync`), no cross-stream wait on `kernel`.
+  static bool waited_for_host(const Workload& w, std::int32_t prev_stream, bool after_sync,
+                              std::uint32_t kernel);
 
  private:
   // Position tracking of one followed iteration.
@@ -120,7 +138,21 @@ class SequenceLearner {
   // The track of `iteration`, a later one than the driving iteration's: the
   // next one (taken by the first later iteration seen), else none.
   Track* next_track(std::int32_t iteration);
+  // The driving kernel started last in the first followed iteration.
+  struct Last {
+    std::uint32_t kernel = 0;
+    int position = -1;
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = -1;  // -1: still running
+    std::int32_t stream = 0;
+    std::int64_t host_launch_ns = 0;
+  };
+  void record_wait(const Workload& w, std::uint32_t kernel, std::int64_t now);
   bool learned_ = false, just_learned_ = false, just_relearning_ = false;
+  bool just_recorded_waits_ = false;
+  std::int32_t waits_iteration_ = -1;  // the followed iteration whose waits are recorded
+  std::vector<double> followed_wait_ns_;
+  Last last_;
   bool driving_ = false;
   int relearns_ = 0;
   std::int32_t profiling_iteration_ = -1;
@@ -140,12 +172,15 @@ std::uint64_t launch_key(const Kernel& k);
 std::string restart_profiling(PolicyContext& ctx, const SequenceLearner& learner);
 
 // Items (one per position) of a learned sequence, for build_tables. With
-// `host_slack` (ItemSpec::floor_ns): when the whole profiling iteration ran
-// on one stream, a kernel whose gap was a wait for the host
-// (Observed::host_wait) gets floor_ns = its measured duration + the gap and
-// no fixed gap, so a slower kernel absorbs the wait at no cost in time, as
-// whole_run_input gives the oracles from the baseline. Off by default in the
-// online policies: a wait seen once need not come back (docs/policies.md).
-std::vector<ItemSpec> items_from(const std::vector<Observed>& seq, bool host_slack = false);
+// `slack` (one entry per position) and the whole profiling iteration on one
+// stream, a kernel whose gap was a wait for the host (Observed::host_wait)
+// and whose entry is positive gets ItemSpec::floor_ns = its measured
+// duration + the gap, at most that entry, and no fixed gap, so a slower
+// kernel absorbs the wait at no cost in time, as whole_run_input gives the
+// oracles from the baseline; every item then carries the host's pace
+// (ItemSpec::observed_start_ns: the observed starts, each wait cut to its
+// floor). Without `slack` (nullptr): no host slack.
+std::vector<ItemSpec> items_from(const std::vector<Observed>& seq,
+                                 const std::vector<double>* slack = nullptr);
 
 }  // namespace dvfsim::plan

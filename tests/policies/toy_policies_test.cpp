@@ -582,14 +582,19 @@ TEST(ToyPolicies, PassLevelHoldsTheDefaultClocksWhenPhasesEndBeforeTheirSwitchLa
 // A (10 ms at 2000 MHz) leaves the GPU waiting 10 ms for the host. With
 // `sync`, the host waits for A to end before it goes on to launch B (a
 // synchronisation between the two launches): the wait then moves with A.
-Workload host_gap_workload(int iterations, bool sync) {
+// `launch_b_ms` (one entry per iteration, if given): when B is launched
+// after A instead (10 or less: no wait, B queues behind A).
+Workload host_gap_workload(int iterations, bool sync, std::vector<int> launch_b_ms = {}) {
   Workload w = workload(iterations);
   for (int it = 0; it < iterations; ++it) {
     const std::int64_t t0 = std::int64_t{30'000'000} * it;
     Kernel& a = w.kernels[static_cast<std::size_t>(2 * it)];
     Kernel& b = w.kernels[static_cast<std::size_t>(2 * it + 1)];
+    const std::int64_t after_ms =
+        launch_b_ms.empty() ? 20 : launch_b_ms[static_cast<std::size_t>(it)];
     a.host_launch_ns = a.traced_start_ns = t0;
-    b.host_launch_ns = b.traced_start_ns = t0 + 20'000'000;
+    b.host_launch_ns = t0 + after_ms * 1'000'000;
+    b.traced_start_ns = t0 + std::max<std::int64_t>(after_ms, 10) * 1'000'000;
     if (sync) {
       SyncPoint sp;
       sp.kind = SyncPoint::Kind::device;
@@ -634,9 +639,9 @@ TEST(ToyPolicies, OnlinePoliciesLetAKernelAbsorbAWaitForTheHost) {
     EXPECT_LE(r.end_ns - r.begin_ns, synced.base.end_ns - synced.base.begin_ns) << p;
     EXPECT_EQ(r.kernels[4].requested_core_mhz, 2000) << p;
   }
-  // Off (the default), the wait is a fixed gap: A keeps 2000 MHz.
+  // Off, the wait is a fixed gap: A keeps 2000 MHz.
   for (const char* p : {"kernel-predictive", "latency-aware"})
-    EXPECT_EQ(rig.run(p, {}).kernels[4].requested_core_mhz, 2000) << p;
+    EXPECT_EQ(rig.run(p, {{"host_slack", "0"}}).kernels[4].requested_core_mhz, 2000) << p;
   // Switches of a random latency (lognormal, median 100 us): latency-aware
   // holds margin_pct (0.1 %) of the budget back, but only out of the slowdown
   // it is allowed: at 0 % the budget stays the default clocks' 30 ms, which
@@ -653,6 +658,56 @@ TEST(ToyPolicies, OnlinePoliciesLetAKernelAbsorbAWaitForTheHost) {
   // 5.1 J in the profiling iteration, then about 3.0 J each (the switches
   // land a few tens of us off their boundaries).
   EXPECT_NEAR(r.energy_j, 5.1 + 2 * 3.0, 0.05);
+}
+
+// host_slack=recurring (the default): the plan made after the profiling
+// iteration leaves its wait alone (A at (2000, 500), its own optimum: 2.05 J);
+// the wait came back in the iteration after it, so from the third iteration
+// on A absorbs it as with host_slack=1 (A at (1000, 500), 3.0 J an
+// iteration, the baseline's 30 ms).
+TEST(ToyPolicies, OnlinePoliciesUseAWaitForTheHostOnceItCameBack) {
+  auto rig_for = [](std::vector<int> launch_b_ms) {
+    Rig r(4);
+    r.w = host_gap_workload(4, false, std::move(launch_b_ms));
+    r.costs = r.lat.prepare(r.w, r.dev, r.dev);
+    r.base = r.run("native", {}, false);
+    return r;
+  };
+  Rig rig = rig_for({});
+  for (const char* p : {"kernel-predictive", "latency-aware"}) {
+    const RunResult r = rig.run(p, {});
+    EXPECT_EQ(r.end_ns - r.begin_ns, 120'000'000) << p;
+    EXPECT_EQ(r.kernels[2].requested_core_mhz, 2000) << p;
+    EXPECT_EQ(r.kernels[2].requested_memory_mhz, 500) << p;
+    for (int it = 2; it < 4; ++it) {
+      EXPECT_NEAR(iteration_energy(r, it), 3.0, 1e-9) << p << " iteration " << it;
+      EXPECT_EQ(r.kernels[static_cast<std::size_t>(2 * it)].requested_core_mhz, 1000) << p;
+      EXPECT_EQ(r.kernels[static_cast<std::size_t>(2 * it)].requested_memory_mhz, 500) << p;
+    }
+    bool noted = false;
+    for (const std::string& n : r.policy_notes)
+      noted = noted || n.find("1 of the 1 waits for the host of profiling iteration 0 came back") !=
+                           std::string::npos;
+    EXPECT_TRUE(noted) << p;
+  }
+  // The wait of the profiling iteration does not come back (B launched 5 ms
+  // after A from then on, queued behind it): A keeps 2000 MHz throughout.
+  Rig once = rig_for({20, 5, 5, 5});
+  for (const char* p : {"kernel-predictive", "latency-aware"}) {
+    const RunResult r = once.run(p, {});
+    for (int it = 1; it < 4; ++it)
+      EXPECT_EQ(r.kernels[static_cast<std::size_t>(2 * it)].requested_core_mhz, 2000) << p;
+    for (const std::string& n : r.policy_notes)
+      EXPECT_EQ(n.find("host slack"), std::string::npos) << p << ": " << n;
+  }
+  // It comes back shorter (B launched 15 ms after A): A may take 15 ms, not
+  // the 20 it would at 1000 MHz, so it keeps 2000 MHz.
+  Rig shorter = rig_for({20, 15, 20, 20});
+  for (const char* p : {"kernel-predictive", "latency-aware"}) {
+    const RunResult r = shorter.run(p, {});
+    for (int it = 2; it < 4; ++it)
+      EXPECT_EQ(r.kernels[static_cast<std::size_t>(2 * it)].requested_core_mhz, 2000) << p;
+  }
 }
 
 TEST(ToyPolicies, ObjectivesEdpAndEnergy) {
