@@ -22,10 +22,9 @@ void Switcher::on_start(PolicyContext& ctx, int position) {
     // A kernel the plan does not know (the sequence deviates from the learned
     // one): the default clocks, not whatever the plan last asked for, which
     // may be its slowest pair and would then hold for every kernel until the
-    // sequence is found again.
+    // sequence is found again; raised to the floor, as every request is.
     if (!steps_.empty()) {
-      const Device& d = ctx.device();
-      const Clocks def = default_clocks(d);
+      const Clocks def = raised(ctx, default_clocks(ctx.device()));
       if (!(ctx.wanted() == def)) {
         lands_ns_ =
             ctx.now_ns() + static_cast<std::int64_t>(std::ceil(lead_ns(ctx, ctx.wanted(), def)));

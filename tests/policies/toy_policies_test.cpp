@@ -444,6 +444,36 @@ TEST(ToyPolicies, SwitcherTimesASwitchAcrossAGapFromTheKernelsEnd) {
   EXPECT_NEAR(early.time_ns, 60e6, 1);
 }
 
+// A kernel the plan does not know runs at the default clocks, raised to the
+// floor of the kernels in flight (the switch applies to them too). Default
+// clocks (1000, 1000), the floor (2000, 1000): the Switcher asks for
+// (2000, 1000) when the unknown kernel starts (before, the default pair,
+// already in force: no request, and the kernels in flight at 1000 MHz).
+TEST(ToyPolicies, SwitcherRaisesTheDefaultClocksOfAnUnknownKernelToTheFloor) {
+  Rig rig(1);
+  rig.dev.default_core_mhz = 1000;
+  class Driver final : public Policy {
+   public:
+    void begin(PolicyContext& ctx) override {
+      std::vector<plan::Switcher::Step> steps(2);
+      for (auto& s : steps) s.pair = make_clocks(ctx.device(), 2000, 1000);
+      sw_.set_plan(steps, false);
+      sw_.set_floor(make_clocks(ctx.device(), 2000, 1000));
+    }
+    void on_kernel_start(PolicyContext& ctx, std::uint32_t) override { sw_.on_start(ctx, -1); }
+
+   private:
+    plan::Switcher sw_;
+  };
+  Driver driver;
+  const RunResult r = replay_toy({&rig.w, &rig.dev, &rig.lat, &rig.pow, &rig.gov, &rig.costs},
+                                 driver, nullptr, 0.0);
+  for (int k = 0; k < 2; ++k) {
+    EXPECT_EQ(r.kernels[static_cast<std::size_t>(k)].requested_core_mhz, 2000) << k;
+    EXPECT_EQ(r.kernels[static_cast<std::size_t>(k)].requested_memory_mhz, 1000) << k;
+  }
+}
+
 // The Switcher never retargets a switch still in flight. 15 ms switches,
 // the learned iteration A, A, B (10 ms each at the default clocks), the plan
 // A, A at (2000, 500) and B at (1000, 1000), followed early:
