@@ -7,8 +7,10 @@
 #include <limits>
 #include <optional>
 #include <random>
+#include <string>
 
 #include "models/native_governor.h"
+#include "policies/online/learn_then_follow.h"
 #include "policies/online/learner.h"
 #include "policies/online/switcher.h"
 #include "policies/planning/kernel_plan.h"
@@ -366,6 +368,20 @@ TEST(Registry, PoliciesDeclareOracleHonestly) {
   const PolicyInfo& info = find_policy("kernel-oracle");
   EXPECT_THROW(info.make(resolve_params(info, {{"aggregation", "x"}})), InputError);
   EXPECT_THROW(info.make(resolve_params(info, {{"memory", "x"}})), InputError);
+  // host_slack: recurring (the default), 1 or once, 0 or off; nothing else.
+  for (const char* p : {"kernel-predictive", "latency-aware"}) {
+    const PolicyInfo& online = find_policy(p);
+    EXPECT_EQ(parse_host_slack(resolve_params(online, {}), p), HostSlack::recurring);
+    EXPECT_EQ(parse_host_slack(resolve_params(online, {{"host_slack", "once"}}), p),
+              HostSlack::once);
+    EXPECT_EQ(parse_host_slack(resolve_params(online, {{"host_slack", "0"}}), p), HostSlack::off);
+    try {
+      online.make(resolve_params(online, {{"host_slack", "2"}}));
+      ADD_FAILURE() << p << ": host_slack=2 accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("host_slack=2 is not one of"), std::string::npos) << p;
+    }
+  }
 }
 
 }  // namespace
