@@ -84,11 +84,12 @@ void LearnThenFollow::plan_with_recurring_waits(PolicyContext& ctx) {
       recurred, seen, learner_.profiling_iteration()));
   waits_confirmed_ = replanning_ = true;
   if (!make_plan(ctx)) {
-    // make_plan changed nothing: the plan in force is followed on.
+    // make_plan changed nothing: the plan in force (or the default clocks)
+    // is followed on.
     waits_confirmed_ = false;
-    note(
-        "host slack: no plan with them met the budget or saved energy in rehearsal: the plan "
-        "made without them kept");
+    note(fmt::format(
+        "host slack: no plan with them met the budget or saved energy in rehearsal: {} kept",
+        plan_steps_.empty() ? "the default clocks" : "the plan made without them"));
   }
   replanning_ = false;
 }
