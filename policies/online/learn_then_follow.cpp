@@ -70,14 +70,12 @@ void LearnThenFollow::consider_plan_in_force(CandidateSet& cands, const GpuModel
 void LearnThenFollow::plan_with_recurring_waits(PolicyContext& ctx) {
   const auto& seq = learner_.sequence();
   const auto& followed = learner_.followed_waits();
-  bool one_stream = true;
-  for (const Observed& o : seq) one_stream = one_stream && o.stream == seq.front().stream;
   int recurred = 0, seen = 0;
   for (std::size_t i = 0; i < seq.size() && i < followed.size(); ++i) {
     seen += seq[i].host_wait ? 1 : 0;
     recurred += seq[i].host_wait && followed[i] > 0 ? 1 : 0;
   }
-  if (!one_stream || recurred == 0) return;
+  if (!on_one_stream(seq) || recurred == 0) return;
   note(fmt::format(
       "host slack: {} of the {} waits for the host of profiling iteration {} came back in the "
       "iteration after it: planning again with them as slack",

@@ -227,12 +227,15 @@ void SequenceLearner::on_end(PolicyContext& ctx, std::uint32_t kernel) {
   }
 }
 
+bool on_one_stream(const std::vector<Observed>& seq) {
+  return std::all_of(seq.begin(), seq.end(),
+                     [&](const Observed& o) { return o.stream == seq.front().stream; });
+}
+
 std::vector<ItemSpec> items_from(const std::vector<Observed>& seq,
                                  const std::vector<double>* slack) {
   std::vector<ItemSpec> out(seq.size());
-  bool one_stream = true;
-  for (const Observed& o : seq) one_stream = one_stream && o.stream == seq.front().stream;
-  const bool host = slack && one_stream && slack->size() == seq.size();
+  const bool host = slack && on_one_stream(seq) && slack->size() == seq.size();
   double start = 0.0;  // the host's pace: observed starts, a wait cut to its slack
   for (std::size_t i = 0; i < seq.size(); ++i) {
     out[i].cost = seq[i].cost;

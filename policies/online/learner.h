@@ -171,6 +171,10 @@ std::uint64_t launch_key(const Kernel& k);
 // while the iteration is profiled. Returns the note that says why.
 std::string restart_profiling(PolicyContext& ctx, const SequenceLearner& learner);
 
+// Whether every kernel of a learned sequence ran on one stream (host slack
+// is given only then: items_from).
+bool on_one_stream(const std::vector<Observed>& seq);
+
 // Items (one per position) of a learned sequence, for build_tables. With
 // `slack` (one entry per position) and the whole profiling iteration on one
 // stream, a kernel whose gap was a wait for the host (Observed::host_wait)
