@@ -121,10 +121,11 @@ struct Rig {
     costs = lat.prepare(w, dev, dev);
     base = run("native", {}, false);
   }
+  // The toy GPU's parts, for run_toy and replay_toy.
+  ToyGpu toy() { return {&w, &dev, &lat, &pow, &gov, &costs}; }
   RunResult run(const std::string& policy, const std::map<std::string, std::string>& params,
                 bool with_baseline = true, double latency_us = 0.0) {
-    return run_toy({&w, &dev, &lat, &pow, &gov, &costs}, policy, params,
-                   with_baseline ? &base : nullptr, latency_us);
+    return run_toy(toy(), policy, params, with_baseline ? &base : nullptr, latency_us);
   }
   // A replay on the toy whose policy only calls `at_begin` with its context
   // (a test's own rehearsals or oracle replays); `latency_us` < 0: the
@@ -139,7 +140,7 @@ struct Rig {
       std::function<void(PolicyContext&)> f_;
     };
     Probe probe(std::move(at_begin));
-    replay_toy({&w, &dev, &lat, &pow, &gov, &costs}, probe, nullptr, latency_us);
+    replay_toy(toy(), probe, nullptr, latency_us);
   }
 };
 
@@ -466,8 +467,7 @@ TEST(ToyPolicies, SwitcherRaisesTheDefaultClocksOfAnUnknownKernelToTheFloor) {
     plan::Switcher sw_;
   };
   Driver driver;
-  const RunResult r = replay_toy({&rig.w, &rig.dev, &rig.lat, &rig.pow, &rig.gov, &rig.costs},
-                                 driver, nullptr, 0.0);
+  const RunResult r = replay_toy(rig.toy(), driver, nullptr, 0.0);
   for (int k = 0; k < 2; ++k) {
     EXPECT_EQ(r.kernels[static_cast<std::size_t>(k)].requested_core_mhz, 2000) << k;
     EXPECT_EQ(r.kernels[static_cast<std::size_t>(k)].requested_memory_mhz, 1000) << k;
@@ -643,10 +643,7 @@ TEST(ToyPolicies, OnlinePoliciesLetAKernelAbsorbAWaitForTheHost) {
   // for free. A at (1000, 500) takes 20 ms at 95 W = 1.9 J and ends when B
   // is launched; B at (1000, 1000) 10 ms at 110 W = 1.1 J: 3.0 J per
   // iteration, no idle time, 30 ms as the baseline.
-  Rig rig(3);
-  rig.w = host_gap_workload(3, false);
-  rig.costs = rig.lat.prepare(rig.w, rig.dev, rig.dev);
-  rig.base = rig.run("native", {}, false);
+  Rig rig(host_gap_workload(3, false));
   ASSERT_EQ(rig.base.end_ns - rig.base.begin_ns, 90'000'000);
   for (const char* p : {"kernel-predictive", "latency-aware"}) {
     const RunResult r = rig.run(p, {{"host_slack", "1"}});
@@ -660,10 +657,7 @@ TEST(ToyPolicies, OnlinePoliciesLetAKernelAbsorbAWaitForTheHost) {
   // With the host waiting for A before it launches B, a slower A delays B:
   // no slack, A keeps the core at 2000 MHz (its own hand optimum, 2.05 J at
   // (2000, 500)) and the run its 90 ms.
-  Rig synced(3);
-  synced.w = host_gap_workload(3, true);
-  synced.costs = synced.lat.prepare(synced.w, synced.dev, synced.dev);
-  synced.base = synced.run("native", {}, false);
+  Rig synced(host_gap_workload(3, true));
   for (const char* p : {"kernel-predictive", "latency-aware"}) {
     const RunResult r = synced.run(p, {{"host_slack", "1"}});
     EXPECT_LE(r.end_ns - r.begin_ns, synced.base.end_ns - synced.base.begin_ns) << p;
@@ -696,14 +690,7 @@ TEST(ToyPolicies, OnlinePoliciesLetAKernelAbsorbAWaitForTheHost) {
 // on A absorbs it as with host_slack=1 (A at (1000, 500), 3.0 J an
 // iteration, the baseline's 30 ms).
 TEST(ToyPolicies, OnlinePoliciesUseAWaitForTheHostOnceItCameBack) {
-  auto rig_for = [](std::vector<int> launch_b_ms) {
-    Rig r(4);
-    r.w = host_gap_workload(4, false, std::move(launch_b_ms));
-    r.costs = r.lat.prepare(r.w, r.dev, r.dev);
-    r.base = r.run("native", {}, false);
-    return r;
-  };
-  Rig rig = rig_for({});
+  Rig rig(host_gap_workload(4, false));
   for (const char* p : {"kernel-predictive", "latency-aware"}) {
     const RunResult r = rig.run(p, {});
     EXPECT_EQ(r.end_ns - r.begin_ns, 120'000'000) << p;
@@ -722,7 +709,7 @@ TEST(ToyPolicies, OnlinePoliciesUseAWaitForTheHostOnceItCameBack) {
   }
   // The wait of the profiling iteration does not come back (B launched 5 ms
   // after A from then on, queued behind it): A keeps 2000 MHz throughout.
-  Rig once = rig_for({20, 5, 5, 5});
+  Rig once(host_gap_workload(4, false, {20, 5, 5, 5}));
   for (const char* p : {"kernel-predictive", "latency-aware"}) {
     const RunResult r = once.run(p, {});
     for (int it = 1; it < 4; ++it)
@@ -732,7 +719,7 @@ TEST(ToyPolicies, OnlinePoliciesUseAWaitForTheHostOnceItCameBack) {
   }
   // It comes back shorter (B launched 15 ms after A): A may take 15 ms, not
   // the 20 it would at 1000 MHz, so it keeps 2000 MHz.
-  Rig shorter = rig_for({20, 15, 20, 20});
+  Rig shorter(host_gap_workload(4, false, {20, 15, 20, 20}));
   for (const char* p : {"kernel-predictive", "latency-aware"}) {
     const RunResult r = shorter.run(p, {});
     for (int it = 2; it < 4; ++it)
