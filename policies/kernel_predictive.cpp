@@ -45,8 +45,7 @@ class KernelPredictive final : public plan::LearnThenFollow {
     auto cache = std::make_unique<plan::PlanCache>(in.gpu);
     in.cache = cache.get();
     in.kernels = learned_items();
-    // The firmware now: the cap is the effective core clock when it is below
-    // the default clock (the policy has not set any clocks yet).
+    // The firmware now (start_cap_mhz).
     in.start.cap_mhz = start_cap_mhz(ctx);
     in.start.from = ctx.effective();
     in.start.stall_ns = ctx.expected_memory_stall_ns();

@@ -60,8 +60,9 @@ class LearnThenFollow : public Policy {
   using RestPlan = RestPlanResult;
   // Called when the learner has the sequence, and again when its waits for
   // the host recurred (host_slack=recurring; replanning() is then true);
-  // calls follow() and returns true, or returns false: no plan (the default
-  // clocks are held).
+  // calls follow() and returns true, or returns false having changed
+  // nothing: no plan met the budget (made first, the default clocks are then
+  // held; when re-planning, the plan in force is).
   virtual bool make_plan(PolicyContext& ctx) = 0;
   bool replanning() const { return replanning_; }
   // The learned sequence's items, with the host slack host_slack_ allows now.
