@@ -31,6 +31,7 @@ class KernelPredictive final : public plan::LearnThenFollow {
         early_(p.integer("early") != 0),
         guard_enabled_(p.integer("guard") != 0) {
     host_slack_ = plan::parse_host_slack(p, "kernel-predictive");
+    switcher_.set_idle_drop(p.integer("idle_drop") != 0);
   }
 
  private:
@@ -47,7 +48,7 @@ class KernelPredictive final : public plan::LearnThenFollow {
     in.kernels = learned_items();
     // The firmware now (start_cap_mhz).
     in.start.cap_mhz = start_cap_mhz(ctx);
-    in.start.from = ctx.effective();
+    in.start.from = start_clocks(ctx);
     in.start.stall_ns = ctx.expected_memory_stall_ns();
     in.plan.objective = objective_;
     in.plan.memory = memory_;

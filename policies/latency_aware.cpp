@@ -51,6 +51,7 @@ class LatencyAware final : public plan::LearnThenFollow {
         margin_pct_(p.number("margin_pct")),
         guard_enabled_(p.integer("guard") != 0) {
     host_slack_ = plan::parse_host_slack(p, "latency-aware");
+    switcher_.set_idle_drop(p.integer("idle_drop") != 0);
     if (margin_pct_ < 0 || margin_pct_ >= 100)
       throw InputError(
           fmt::format("policy latency-aware: margin_pct={} must be in [0, 100)", margin_pct_));
@@ -72,7 +73,7 @@ class LatencyAware final : public plan::LearnThenFollow {
     plan::PlanCache& cache = *owned_cache;
     in.kernels = learned_items();
     in.start.cap_mhz = start_cap_mhz(ctx);
-    in.start.from = ctx.effective();
+    in.start.from = start_clocks(ctx);
     in.start.stall_ns = ctx.expected_memory_stall_ns();
     const Clocks def = default_clocks(d);
     const std::vector<plan::ItemSpec> items = in.kernels;

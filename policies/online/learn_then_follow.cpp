@@ -21,6 +21,9 @@ std::vector<ParamSpec> learn_then_follow_params() {
        "1: a budget guard follows the plan: a followed iteration whose projected time (the "
        "measured kernels against their default-clock estimates, plus the plan's rehearsed rest) "
        "would exceed the budget runs its remaining kernels at the default clocks; 0: off"},
+      {"idle_drop", ParamSpec::Kind::defaulted, "1",
+       "1: a GPU idle past the plan's gap by a switch's break-even time drops its core clock to "
+       "the lowest until the next kernel starts; 0: off"},
   };
 }
 
@@ -151,8 +154,12 @@ void LearnThenFollow::on_kernel_start(PolicyContext& ctx, std::uint32_t kernel) 
     set_floor(ctx, kernel);
   }
   // A kernel of the next iteration started while the driving one still runs
-  // (on another stream): the clocks and the guard follow the driving one.
-  if (!learner_.driving()) return;
+  // (on another stream): the clocks and the guard follow the driving one
+  // (the clocks before an idle drop, if one is in force).
+  if (!learner_.driving()) {
+    if (switcher_.active()) switcher_.end_drop(ctx);
+    return;
+  }
   const int position = learner_.position();
   if (guard_.armed()) {
     const std::int32_t it = ctx.workload().kernels[kernel].iteration;
@@ -172,6 +179,24 @@ void LearnThenFollow::on_kernel_start(PolicyContext& ctx, std::uint32_t kernel) 
     running_.push_back({kernel, position, ctx.now_ns()});
   }
   if (switcher_.active()) switcher_.on_start(ctx, position);
+}
+
+void LearnThenFollow::on_timer(PolicyContext& ctx) {
+  if (!switcher_.active()) return;
+  const std::int64_t drops = switcher_.idle_drops();
+  switcher_.on_timer(ctx);
+  if (drops == 0 && switcher_.idle_drops() == 1) {
+    const Clocks to = ctx.wanted();
+    const Clocks from = *switcher_.dropped_from();
+    const IdleDrop q = idle_drop(ctx, from);
+    note(fmt::format(
+        "idle drop at {:.3f} ms: the GPU had idled {:.3f} ms past the plan's gap after position "
+        "{}, as long as {:.1f} W less ({}/{} MHz against {}/{}) takes to pay for the switch "
+        "back: {}/{} MHz until the next kernel starts (the run's first drop; later ones are not "
+        "noted)",
+        static_cast<double>(ctx.now_ns()) * 1e-6, q.wait_ns * 1e-6, learner_.position(), q.saved_w,
+        to.core_mhz, to.memory_mhz, from.core_mhz, from.memory_mhz, to.core_mhz, to.memory_mhz));
+  }
 }
 
 void LearnThenFollow::set_floor(PolicyContext& ctx, std::uint32_t except) {

@@ -51,9 +51,7 @@ class LearnThenFollow : public Policy {
  public:
   void on_kernel_start(PolicyContext& ctx, std::uint32_t kernel) override;
   void on_kernel_end(PolicyContext& ctx, std::uint32_t kernel) override;
-  void on_timer(PolicyContext& ctx) override {
-    if (switcher_.active()) switcher_.on_timer(ctx);
-  }
+  void on_timer(PolicyContext& ctx) override;
   const BudgetGuard& guard() const { return guard_; }
 
  protected:
@@ -72,6 +70,13 @@ class LearnThenFollow : public Policy {
   // clocks yet; none (the top clock) when re-planning, whose clocks in force
   // are the plan's own.
   std::int32_t start_cap_mhz(const PolicyContext& ctx) const;
+  // The clocks a plan starts from: those in force, or, while the switcher's
+  // idle drop lasts (a plan made as the kernel that ends it starts), the
+  // pair it dropped from: the drop ends with that kernel's request, and the
+  // plan is rehearsed on the iteration, not on that one switch.
+  Clocks start_clocks(const PolicyContext& ctx) const {
+    return switcher_.dropped_from() ? *switcher_.dropped_from() : ctx.effective();
+  }
   // Where the default clocks' rehearsal (the budget's reference, the guard's
   // native path) starts: where the plan starts (`plan_start`), except when
   // re-planning: then at the default clocks, as native runs, not at the

@@ -27,6 +27,21 @@ inline constexpr double kImmediateSwitchNs = 1000.0;
 // combination, the one of the two with the higher core clock (then memory).
 Clocks at_least(const Device& d, const Clocks& a, const Clocks& b);
 
+// Where an idle GPU may drop its clocks (Switcher::set_idle_drop): of the
+// pairs at or below `from` in both domains (for each memory clock, the
+// lowest core clock it allows), the one whose idle power saving pays soonest
+// for what the drop costs when the host resumes. `wait_ns`: the break-even
+// idle time (ski rental: the debt, the next kernel's time lost while its pair
+// lands plus any memory retraining, at the board's power limit, over the
+// idle power saved). None (have = false) when no pair draws less idle power.
+struct IdleDrop {
+  bool have = false;
+  Clocks pair;
+  double wait_ns = 0.0;
+  double saved_w = 0.0;
+};
+IdleDrop idle_drop(const PolicyContext& ctx, const Clocks& from);
+
 class Switcher {
  public:
   struct Step {
@@ -42,6 +57,7 @@ class Switcher {
     cyclic_ = cyclic;
     issued_ordinal_ = -1;
     lands_ns_ = -1;
+    dropped_from_.reset();
   }
   // The plan's steps replaced, the request in flight kept (no early request
   // goes out before it is expected to land): a plan changed while it is
@@ -65,9 +81,26 @@ class Switcher {
   void on_end(PolicyContext& ctx);
   void on_timer(PolicyContext& ctx);
   double lead_ns(const PolicyContext& ctx, const Clocks& from, const Clocks& to) const;
+  // Idle drops (off by default): once the GPU has idled past the plan's gap
+  // by the break-even time of idle_drop(), it drops to that pair until the
+  // next kernel starts (its planned pair is requested then, as always).
+  void set_idle_drop(bool on) { idle_drop_ = on; }
+  // Idle drops requested so far.
+  std::int64_t idle_drops() const { return drops_; }
+  // While an idle drop lasts (until the next kernel starts): the pair asked
+  // for before it.
+  const std::optional<Clocks>& dropped_from() const { return dropped_from_; }
+  // A kernel the plan's position does not follow (on another stream) starts
+  // during an idle drop: the pair dropped from is asked for again (raised to
+  // the floor), so that it does not run at the idle pair.
+  void end_drop(PolicyContext& ctx);
 
  private:
   void schedule(PolicyContext& ctx, std::int64_t next_free_ns);
+  // The timer the early requests need (-1: none), without setting it.
+  std::int64_t next_switch_timer(PolicyContext& ctx, std::int64_t next_free_ns);
+  // When an idle GPU drops its clocks (-1: it does not).
+  std::int64_t idle_drop_at(const PolicyContext& ctx) const;
   std::vector<Step> steps_;
   bool early_ = true;
   bool cyclic_ = true;
@@ -82,6 +115,9 @@ class Switcher {
   // than the latency would lose the switch that starts it).
   std::int64_t lands_ns_ = -1;
   std::optional<Clocks> floor_;
+  bool idle_drop_ = false;
+  std::optional<Clocks> dropped_from_;  // the clocks dropped in this gap, from this pair
+  std::int64_t drops_ = 0;
 };
 
 }  // namespace dvfsim::plan

@@ -52,9 +52,11 @@ class TwoDomainPower final : public PowerModel {
  public:
   double power_w(const Utilisation& u, const Clocks& c) const override {
     return 50.0 + u.busy * (c.core_mhz == 2000 ? 150.0 : 40.0) +
-           (c.memory_mhz == 1000 ? 20.0 : 5.0);
+           (c.memory_mhz == 1000 ? 20.0 : 5.0) + (c.core_mhz == 2000 ? core_2000_w : 0.0);
   }
   double deep_idle_w() const override { return 10.0; }
+  // Drawn at 2000 MHz core, busy or not (0 but where a test sets it).
+  double core_2000_w = 0.0;
 };
 
 class NoCap final : public Governor {
@@ -724,6 +726,206 @@ TEST(ToyPolicies, OnlinePoliciesUseAWaitForTheHostOnceItCameBack) {
     const RunResult r = shorter.run(p, {});
     for (int it = 2; it < 4; ++it)
       EXPECT_EQ(r.kernels[static_cast<std::size_t>(2 * it)].requested_core_mhz, 2000) << p;
+  }
+}
+
+// Where an idle GPU drops its clocks (plan::idle_drop), at 100 us switches.
+// The toy's idle power: 50 W, plus 20 W of memory at 1000 MHz and 5 W at 500;
+// its core clock draws nothing idle. From (1000, 1000), 70 W, (1000, 500)
+// saves 15 W; its debt is the next kernel's half memory clock while the
+// switch back lands, 0.5 x 100 us = 50 us, at the board's 1000 W: 50 mJ,
+// which 15 W repays in 3.333 ms of idle. A 50 us memory retrain, on the way
+// down and back, adds 100 us: 150 us x 1000 W / 15 W = 10 ms. From
+// (2000, 500) no pair idles cheaper.
+TEST(ToyPolicies, IdleDropWaitsUntilTheIdlePowerPaysForTheSwitchBack) {
+  Rig rig(1);
+  auto probe = [&](Rig& r, int core, int memory) {
+    plan::IdleDrop q;
+    r.replay_probe(100.0, [&](PolicyContext& ctx) {
+      q = plan::idle_drop(ctx, make_clocks(ctx.device(), core, memory));
+    });
+    return q;
+  };
+  const plan::IdleDrop q = probe(rig, 1000, 1000);
+  ASSERT_TRUE(q.have);
+  EXPECT_EQ(q.pair.core_mhz, 1000);
+  EXPECT_EQ(q.pair.memory_mhz, 500);
+  EXPECT_NEAR(q.saved_w, 15.0, 1e-12);
+  EXPECT_NEAR(q.wait_ns, 3'333'333.333, 1e-3);
+  EXPECT_FALSE(probe(rig, 2000, 500).have);
+  Rig stall(1);
+  stall.dev.memory_switch_stall_us = 50.0;
+  EXPECT_NEAR(probe(stall, 1000, 1000).wait_ns, 10'000'000.0, 1e-3);
+}
+
+// The toy as a context a test drives by hand: the time is set, requests
+// land at once (wanted and effective alike), switches are expected to take
+// `latency_ns` (no memory stall), and the last timer asked for is kept.
+class HandContext final : public PolicyContext {
+ public:
+  HandContext(Rig& rig, double latency_ns) : rig_(rig), latency_ns_(latency_ns) {
+    clocks_ = default_clocks(rig.dev);
+  }
+  std::int64_t now = 0;
+  std::int64_t timer = -1;
+  std::vector<Clocks> requests;
+  std::int64_t now_ns() const override { return now; }
+  void request(std::int32_t core_mhz, std::int32_t memory_mhz) override {
+    clocks_ = make_clocks(rig_.dev, core_mhz, memory_mhz);
+    requests.push_back(clocks_);
+  }
+  void set_timer(std::int64_t at_ns) override { timer = at_ns; }
+  Clocks effective() const override { return clocks_; }
+  Clocks wanted() const override { return clocks_; }
+  double expected_core_switch_ns() const override { return latency_ns_; }
+  double expected_memory_switch_ns() const override { return latency_ns_; }
+  double core_switch_quantile_ns(double) const override { return latency_ns_; }
+  double memory_switch_quantile_ns(double) const override { return latency_ns_; }
+  double expected_memory_stall_ns() const override { return 0.0; }
+  const Device& device() const override { return rig_.dev; }
+  const Workload& workload() const override { return rig_.w; }
+  const std::vector<KernelCost>& costs() const override { return rig_.costs; }
+  const LatencyModel& latency() const override { return rig_.lat; }
+  const PowerModel& power() const override { return rig_.pow; }
+  const Governor* governor() const override { return &rig_.gov; }
+  const RunResult* baseline() const override { return nullptr; }
+
+ private:
+  Rig& rig_;
+  double latency_ns_;
+  Clocks clocks_;
+};
+
+// The Switcher's idle drop by hand, at 100 us switches: A (2000, 500) for
+// 10 ms, then B (1000, 1000) with no gap planned between them. A ends at
+// 10 ms: B's pair is asked for at once, and the drop is due 3.333 ms later
+// (from (1000, 1000): the first test above), to (1000, 500). A kernel on
+// another stream that starts during the drop (end_drop) gets (1000, 1000)
+// back; B, starting after it, then needs no request. Without idle drops no
+// timer is set at A's end (nothing else changes before B).
+TEST(ToyPolicies, SwitcherDropsPastThePlannedGapAndEndsTheDropForAnotherStream) {
+  Rig rig(1);
+  const Clocks a = make_clocks(rig.dev, 2000, 500), b = make_clocks(rig.dev, 1000, 1000);
+  for (const bool on : {true, false}) {
+    HandContext ctx(rig, 100'000.0);
+    plan::Switcher sw;
+    sw.set_plan({{a, 10e6, 0.0}, {b, 10e6, 10e6}}, true);
+    sw.set_idle_drop(on);
+    sw.on_start(ctx, 0);
+    ctx.now = 10'000'000;
+    ctx.timer = -1;  // B's early request, due at 9.9 ms, goes out at A's end instead
+    sw.on_end(ctx);
+    ASSERT_EQ(ctx.requests.size(), 2u);
+    EXPECT_EQ(ctx.requests[1], b);
+    if (!on) {
+      EXPECT_EQ(ctx.timer, -1);
+      continue;
+    }
+    EXPECT_EQ(ctx.timer, 13'333'334);
+    ctx.now = ctx.timer;
+    sw.on_timer(ctx);
+    ASSERT_EQ(ctx.requests.size(), 3u);
+    EXPECT_EQ(ctx.requests[2], make_clocks(rig.dev, 1000, 500));
+    ASSERT_TRUE(sw.dropped_from().has_value());
+    EXPECT_EQ(*sw.dropped_from(), b);
+    EXPECT_EQ(sw.idle_drops(), 1);
+    ctx.now = 15'000'000;
+    sw.end_drop(ctx);
+    ASSERT_EQ(ctx.requests.size(), 4u);
+    EXPECT_EQ(ctx.requests[3], b);
+    EXPECT_FALSE(sw.dropped_from().has_value());
+    ctx.now = 20'000'000;
+    sw.on_start(ctx, 1);
+    EXPECT_EQ(ctx.requests.size(), 4u);
+  }
+}
+
+// An online plan followed into a wait it never learned. B is launched 10 ms
+// after A (queued behind it, no wait) until the last iteration, where it is
+// launched 50 ms after: A ends at 100 ms with B's pair (1000, 1000) in force
+// (requested early), and B starts at 140 ms. Past the plan's gap after A
+// (none) by 3.333 ms (the test above) the memory drops to 500 MHz, landing
+// 100 us later; B starts there and runs its first 100 us at half rate (at
+// 95 W) until (1000, 1000) is back. The iteration's energy against the same
+// plan without drops: 15 W less over 140 - 103.433 ms, -0.5485 J; B 0.1 ms
+// at 95 W and 9.95 ms at 110 W, 4 mJ more than 10 ms at 110 W: -0.5445 J.
+// The learned 10 ms gaps between iterations never reach their drop.
+TEST(ToyPolicies, OnlinePoliciesDropTheirClocksInAWaitTheyNeverLearned) {
+  Rig rig(host_gap_workload(4, false, {10, 10, 10, 50}));
+  for (const char* p : {"kernel-predictive", "latency-aware"}) {
+    const RunResult on = rig.run(p, {}, true, 100.0);
+    const RunResult off = rig.run(p, {{"idle_drop", "0"}}, true, 100.0);
+    EXPECT_EQ(off.kernels[7].start_ns, 140'000'000) << p;
+    EXPECT_EQ(on.kernels[7].start_ns, 140'000'000) << p;
+    EXPECT_EQ(on.kernels[7].duration_ns, 10'050'000) << p;
+    EXPECT_EQ(on.kernels[7].requested_memory_mhz, 1000) << p;
+    EXPECT_NEAR(iteration_energy(on, 3) - iteration_energy(off, 3), -0.5445, 1e-6) << p;
+    for (int it = 0; it < 3; ++it)
+      EXPECT_EQ(iteration_energy(on, it), iteration_energy(off, it)) << p << " iteration " << it;
+    // In the wait (A's end to B's start): the drop alone, none without it.
+    auto in_wait = [](const RunResult& r) {
+      std::vector<SwitchRecord> out;
+      for (const SwitchRecord& s : r.switches)
+        if (s.request_ns > 100'000'000 && s.request_ns < 140'000'000) out.push_back(s);
+      return out;
+    };
+    EXPECT_TRUE(in_wait(off).empty()) << p;
+    const std::vector<SwitchRecord> drop = in_wait(on);
+    ASSERT_EQ(drop.size(), 1u) << p;
+    EXPECT_EQ(drop[0].domain, SwitchRecord::Domain::memory) << p;
+    EXPECT_EQ(drop[0].to_mhz, 500) << p;
+    EXPECT_EQ(drop[0].request_ns, 103'333'334) << p;
+    EXPECT_EQ(drop[0].land_ns, 103'433'334) << p;
+    bool noted = false;
+    for (const std::string& n : on.policy_notes)
+      noted = noted || n.find(
+                           "idle drop at 103.333 ms: the GPU had idled 3.333 ms past the "
+                           "plan's gap after position 0") != std::string::npos;
+    EXPECT_TRUE(noted) << p;
+  }
+}
+
+// A re-plan made as the kernel that ends an idle drop starts begins from the
+// pair dropped from, not from the dropped one: the drop lasts until that
+// kernel's request lands, once. The host-gap step of the recurring-slack
+// test above (A, a 10 ms wait, B), with a 500 MHz core clock, 10 W drawn at
+// 2000 MHz core busy or idle, and iterations 2 and 3 launched 50 ms late. At
+// 100 us switches, the first followed iteration ends with A's (2000, 500)
+// requested; from it (500, 500) idles 10 W cheaper, for a debt of A at a
+// quarter rate for 100 us, 75 us x 1000 W / 10 W = 7.5 ms of idle: the core
+// drops at 67.5 ms. The re-plan with the recurring wait is made when
+// iteration 2's A starts at 500 MHz; from (2000, 500) it rehearses A at
+// (1000, 500) absorbing the wait within the budget, as without the drop. Had
+// it started from (500, 500), A's 50 us lost while its pair lands would put
+// every plan with slack over the 0 % budget, and A would keep 2000 MHz
+// (3.92 J an iteration instead of 3.0).
+TEST(ToyPolicies, ARePlanStartsFromThePairAnIdleDropLeft) {
+  Rig rig(host_gap_workload(4, false));
+  rig.pow.core_2000_w = 10.0;
+  rig.dev.core_clocks_mhz = {500, 1000, 2000};
+  rig.dev.voltage_curve = {{500, 0.7}, {1000, 0.8}, {2000, 1.0}};
+  for (std::size_t k = 4; k < rig.w.kernels.size(); ++k) {
+    rig.w.kernels[k].host_launch_ns += 50'000'000;
+    rig.w.kernels[k].traced_start_ns += 50'000'000;
+  }
+  rig.base = rig.run("native", {}, false);
+  for (const char* p : {"kernel-predictive", "latency-aware"}) {
+    const RunResult r = rig.run(p, {}, true, 100.0);
+    int drops = 0;
+    for (const SwitchRecord& s : r.switches)
+      if (s.domain == SwitchRecord::Domain::core && s.to_mhz == 500) {
+        ++drops;
+        EXPECT_EQ(s.request_ns, 67'500'000) << p;
+        EXPECT_EQ(s.from_mhz, 2000) << p;
+      }
+    EXPECT_EQ(drops, 1) << p;
+    for (int it = 2; it < 4; ++it) {
+      EXPECT_EQ(r.kernels[static_cast<std::size_t>(2 * it)].requested_core_mhz, 1000) << p;
+      EXPECT_EQ(r.kernels[static_cast<std::size_t>(2 * it)].requested_memory_mhz, 500) << p;
+    }
+    EXPECT_NEAR(iteration_energy(r, 3), 3.0, 1e-9) << p;
+    for (const std::string& n : r.policy_notes)
+      EXPECT_EQ(n.find("no plan with them"), std::string::npos) << p << ": " << n;
   }
 }
 
