@@ -149,9 +149,13 @@ std::int64_t Switcher::next_switch_timer(PolicyContext& ctx, std::int64_t ended_
   const auto n = static_cast<int>(steps_.size());
   const double now = static_cast<double>(ctx.now_ns());
   const Step& cur = steps_[static_cast<std::size_t>(pos_)];
-  // Predicted start of the next kernel.
+  // Predicted start of the next kernel: not before now, since it has not
+  // started (a host later than the plan's gap delays every position after
+  // it; predicted from the gap alone, the kernels after it would be taken to
+  // have run during the wait, and a request for a position far ahead, the
+  // next iteration's first, say, would go out now and hold for all of them).
   double t = ended_ns >= 0
-                 ? static_cast<double>(ended_ns) + cur.gap_ns
+                 ? std::max(now, static_cast<double>(ended_ns) + cur.gap_ns)
                  : std::max(now, static_cast<double>(start_ns_) + cur.duration_ns) + cur.gap_ns;
   const double horizon =
       std::max(ctx.expected_core_switch_ns(), ctx.expected_memory_switch_ns()) + 1.0;

@@ -840,6 +840,45 @@ TEST(ToyPolicies, SwitcherDropsPastThePlannedGapAndEndsTheDropForAnotherStream) 
   }
 }
 
+// A host later than the plan's gap delays the positions after it: the
+// Switcher predicts them from now, not as if they had run during the wait.
+// Plan: three 1 ms kernels at A's pair, then one at B's, no gaps, 100 us
+// switches. The first ends at 1 ms and the host then waits: by 2.9 ms the
+// plan alone has B's kernel due at 3 ms, but none of the two before it has
+// started. No request goes out in the wait (before, B's pair was asked for
+// at 2.9 ms and held for the two kernels at A's pair); with the second
+// kernel started at 5 ms, B's pair is asked for at 6.9 ms, 100 us before
+// its kernel's predicted start.
+TEST(ToyPolicies, SwitcherPredictsPositionsAfterALateHostFromNow) {
+  Rig rig(1);
+  const Clocks a = make_clocks(rig.dev, 2000, 500), b = make_clocks(rig.dev, 1000, 1000);
+  HandContext ctx(rig, 100'000.0);
+  plan::Switcher sw;
+  sw.set_plan({{a, 1e6, 0.0}, {a, 1e6, 0.0}, {a, 1e6, 0.0}, {b, 1e6, 0.0}}, true);
+  sw.on_start(ctx, 0);
+  ctx.now = 1'000'000;
+  sw.on_end(ctx);
+  while (ctx.timer >= 0 && ctx.timer < 5'000'000) {
+    ctx.now = ctx.timer;
+    ctx.timer = -1;
+    sw.on_timer(ctx);
+  }
+  ASSERT_EQ(ctx.requests.size(), 1u);
+  ctx.now = 5'000'000;
+  sw.on_start(ctx, 1);
+  ctx.now = ctx.timer;  // a look again a horizon before the third kernel
+  sw.on_timer(ctx);
+  EXPECT_EQ(ctx.timer, 6'900'000);
+  ctx.now = 6'000'000;
+  sw.on_end(ctx);
+  sw.on_start(ctx, 2);
+  EXPECT_EQ(ctx.timer, 6'900'000);
+  ctx.now = ctx.timer;
+  sw.on_timer(ctx);
+  ASSERT_EQ(ctx.requests.size(), 2u);
+  EXPECT_EQ(ctx.requests[1], b);
+}
+
 // An online plan followed into a wait it never learned. B is launched 10 ms
 // after A (queued behind it, no wait) until the last iteration, where it is
 // launched 50 ms after: A ends at 100 ms with B's pair (1000, 1000) in force
