@@ -22,8 +22,9 @@ std::vector<ParamSpec> learn_then_follow_params() {
        "measured kernels against their default-clock estimates, plus the plan's rehearsed rest) "
        "would exceed the budget runs its remaining kernels at the default clocks; 0: off"},
       {"idle_drop", ParamSpec::Kind::defaulted, "1",
-       "1: a GPU idle past the plan's gap by a switch's break-even time drops its core clock to "
-       "the lowest until the next kernel starts; 0: off"},
+       "1: a GPU idle past the plan's gap by the break-even time of a switch drops its clocks "
+       "until the next kernel starts (for each memory clock at or below the one in force, its "
+       "lowest core clock: the pair whose idle power pays soonest for the switch back); 0: off"},
   };
 }
 
@@ -191,11 +192,10 @@ void LearnThenFollow::on_timer(PolicyContext& ctx) {
     const IdleDrop q = idle_drop(ctx, from);
     note(fmt::format(
         "idle drop at {:.3f} ms: the GPU had idled {:.3f} ms past the plan's gap after position "
-        "{}, as long as {:.1f} W less ({}/{} MHz against {}/{}) takes to pay for the switch "
-        "back: {}/{} MHz until the next kernel starts (the run's first drop; later ones are not "
-        "noted)",
+        "{}, the time {:.1f} W less idle power takes to pay for the switch back: {}/{} -> {}/{} "
+        "MHz until the next kernel starts (the run's first drop; later ones are not noted)",
         static_cast<double>(ctx.now_ns()) * 1e-6, q.wait_ns * 1e-6, learner_.position(), q.saved_w,
-        to.core_mhz, to.memory_mhz, from.core_mhz, from.memory_mhz, to.core_mhz, to.memory_mhz));
+        from.core_mhz, from.memory_mhz, to.core_mhz, to.memory_mhz));
   }
 }
 

@@ -47,6 +47,10 @@ inline constexpr int kGuardReplans = 8;
 // up to kGuardReplans times an iteration. When no re-plan meets that, the rest of
 // the iteration runs at the fastest clocks until the account is repaid, then
 // at the default clocks. The plan resumes at the next iteration.
+//
+// With idle drops (`idle_drop`, Switcher::set_idle_drop), a wait the plan
+// does not know (the GPU idle past the planned gap by the break-even time of
+// plan::idle_drop) is idled at a low pair until the next kernel starts.
 class LearnThenFollow : public Policy {
  public:
   void on_kernel_start(PolicyContext& ctx, std::uint32_t kernel) override;
