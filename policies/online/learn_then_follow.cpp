@@ -187,9 +187,9 @@ void LearnThenFollow::on_timer(PolicyContext& ctx) {
   const std::int64_t drops = switcher_.idle_drops();
   switcher_.on_timer(ctx);
   if (drops == 0 && switcher_.idle_drops() == 1) {
-    const Clocks to = ctx.wanted();
     const Clocks from = *switcher_.dropped_from();
-    const IdleDrop q = idle_drop(ctx, from);
+    const IdleDrop& q = switcher_.drop_in_force(ctx);
+    const Clocks to = q.pair;
     note(fmt::format(
         "idle drop at {:.3f} ms: the GPU had idled {:.3f} ms past the plan's gap after position "
         "{}, the time {:.1f} W less idle power takes to pay for the switch back: {}/{} -> {}/{} "

@@ -66,7 +66,7 @@ void Switcher::on_timer(PolicyContext& ctx) {
   const std::int64_t drop = idle_drop_at(ctx);
   if (drop >= 0 && ctx.now_ns() >= drop) {
     const Clocks from = ctx.wanted();
-    const IdleDrop q = idle_drop(ctx, from);
+    const IdleDrop& q = drop_for(ctx, from);
     dropped_from_ = from;
     ++drops_;
     issued_ordinal_ = -1;
@@ -129,9 +129,14 @@ void Switcher::end_drop(PolicyContext& ctx) {
   ctx.request(back.core_mhz, back.memory_mhz);
 }
 
+const IdleDrop& Switcher::drop_for(const PolicyContext& ctx, const Clocks& from) const {
+  if (!drop_memo_ || !(drop_memo_->first == from)) drop_memo_.emplace(from, idle_drop(ctx, from));
+  return drop_memo_->second;
+}
+
 std::int64_t Switcher::idle_drop_at(const PolicyContext& ctx) const {
   if (!idle_drop_ || dropped_from_ || running_ || floor_ || pos_ < 0) return -1;
-  const IdleDrop q = idle_drop(ctx, ctx.wanted());
+  const IdleDrop& q = drop_for(ctx, ctx.wanted());
   if (!q.have) return -1;
   const Step& cur = steps_[static_cast<std::size_t>(pos_)];
   return end_ns_ + static_cast<std::int64_t>(std::ceil(cur.gap_ns + q.wait_ns));

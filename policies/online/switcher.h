@@ -90,6 +90,11 @@ class Switcher {
   // While an idle drop lasts (until the next kernel starts): the pair asked
   // for before it.
   const std::optional<Clocks>& dropped_from() const { return dropped_from_; }
+  // The drop in force (while dropped_from() has a value): where to, and its
+  // break-even time and saving.
+  const IdleDrop& drop_in_force(const PolicyContext& ctx) const {
+    return drop_for(ctx, *dropped_from_);
+  }
   // A kernel the plan's position does not follow (on another stream) starts
   // during an idle drop: the pair dropped from is asked for again (raised to
   // the floor), so that it does not run at the idle pair.
@@ -101,6 +106,10 @@ class Switcher {
   std::int64_t next_switch_timer(PolicyContext& ctx, std::int64_t next_free_ns);
   // When an idle GPU drops its clocks (-1: it does not).
   std::int64_t idle_drop_at(const PolicyContext& ctx) const;
+  // idle_drop(ctx, from), kept for the last `from` asked about: it is asked
+  // at every kernel end and timer, from the few pairs a plan uses, and
+  // depends on nothing else that changes within a run.
+  const IdleDrop& drop_for(const PolicyContext& ctx, const Clocks& from) const;
   std::vector<Step> steps_;
   bool early_ = true;
   bool cyclic_ = true;
@@ -118,6 +127,7 @@ class Switcher {
   bool idle_drop_ = false;
   std::optional<Clocks> dropped_from_;  // the clocks dropped in this gap, from this pair
   std::int64_t drops_ = 0;
+  mutable std::optional<std::pair<Clocks, IdleDrop>> drop_memo_;
 };
 
 }  // namespace dvfsim::plan
